@@ -1,0 +1,268 @@
+/*
+ * lt.h — the C ABI over libtorch that every other layer of ltorch calls.
+ *
+ * What it is: opaque tensor handles plus `lt_*` functions. Every function returns a status
+ * (LT_OK = 0, otherwise an lt_status kind) and leaves the message in a per-thread slot read
+ * with lt_last_error(). Nothing throws across this boundary. Results come back through
+ * out-params (`lt_tensor **out` first). Booleans are ints (0/1). Dimensions and indices are
+ * 0-based, as in PyTorch.
+ *
+ * How to use: from C, include this header and link libltorch_bindings. From Lua, the text
+ * between the LT_CDEF markers is handed to ffi.cdef (lt_cdef_source() returns it, embedded at
+ * build time), so this header is the single declaration of the ABI: keep the region free of
+ * preprocessor lines. Generated op wrappers (the full ATen surface) live in their own header
+ * and source files under bindings/gen/ and follow the same conventions.
+ *
+ * Ownership: every function that returns an lt_tensor* hands the caller one handle that must be
+ * released with lt_tensor_free() exactly once. Input handles are borrowed. A NULL input handle
+ * is reported as an error ("tensor was freed"), never dereferenced.
+ */
+#ifndef LT_H
+#define LT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* LT_CDEF_BEGIN */
+typedef struct lt_tensor lt_tensor;
+
+typedef enum lt_status {
+  LT_OK = 0,
+  LT_ERR_RUNTIME = 1,   /* libtorch raised an error while running an op */
+  LT_ERR_VALUE = 2,     /* a bad value: shape, size, dtype, range */
+  LT_ERR_TYPE = 3,      /* a wrong kind of argument */
+  LT_ERR_INDEX = 4,     /* an index out of range */
+  LT_ERR_MEMORY = 5,    /* allocation failed */
+  LT_ERR_NOT_IMPLEMENTED = 6,
+  LT_ERR_FREED = 7      /* a NULL/freed handle was passed */
+} lt_status;
+
+/* Scalar kinds: how a Lua number is handed to libtorch (PyTorch's Python int/float/bool). */
+typedef enum lt_scalar_kind { LT_SCALAR_FLOAT = 0, LT_SCALAR_INT = 1, LT_SCALAR_BOOL = 2 } lt_scalar_kind;
+
+/* Tensor options: dtype is a c10::ScalarType code, device_type a c10::DeviceType code. */
+typedef struct lt_options {
+  int dtype;
+  int device_type;
+  int device_index;   /* -1: the current device of that type */
+  int requires_grad;
+} lt_options;
+
+/* Live tensor memory, counted by the CPU allocator that ltorch installs. Lua reads these fields
+ * directly (no call) to decide when to step its collector. */
+typedef struct lt_memory_stats {
+  int64_t live_bytes;
+  int64_t peak_bytes;
+  int64_t allocations;
+} lt_memory_stats;
+
+/* Multi-dimensional index items, PyTorch's x[...] grammar. */
+typedef enum lt_index_kind {
+  LT_INDEX_INT = 0,       /* x[i]: selects, drops the dim */
+  LT_INDEX_SLICE = 1,     /* x[a:b:s]; has_start/has_stop say whether a bound was given */
+  LT_INDEX_NONE = 2,      /* x[None]: a new axis */
+  LT_INDEX_ELLIPSIS = 3,  /* x[...] */
+  LT_INDEX_TENSOR = 4,    /* bool mask or integer index tensor */
+  LT_INDEX_BOOL = 5       /* x[True] / x[False] */
+} lt_index_kind;
+
+typedef struct lt_index {
+  int kind;
+  int has_start, has_stop;
+  int64_t start, stop, step;
+  const lt_tensor *tensor;
+} lt_index;
+
+/* ---- errors, versions, memory ---- */
+const char *lt_last_error(void);
+int lt_last_error_kind(void);
+const char *lt_version(void);        /* libtorch's version, e.g. "1.13.1" */
+const char *lt_cdef_source(void);    /* this header's LT_CDEF region, for ffi.cdef */
+lt_memory_stats *lt_memory(void);
+int lt_drain_released_blobs(int64_t *ids, int capacity, int *count);
+int lt_manual_seed(uint64_t seed);
+int lt_set_num_threads(int n);
+int lt_get_num_threads(int *out);
+
+/* ---- devices and dtypes ---- */
+int lt_device_parse(const char *spec, int *device_type, int *device_index);
+int lt_device_check(int device_type, int device_index);  /* error naming the build if unusable */
+int lt_cuda_device_count(int *out);
+int lt_has_backend(int device_type, int *out);
+int lt_dtype_is_floating(int dtype, int *out);
+int lt_dtype_item_size(int dtype, int *out);
+int lt_promote_types(int a, int b, int *out);
+
+/* ---- handles and metadata ---- */
+void lt_tensor_free(lt_tensor *t);
+int lt_tensor_shallow_copy(lt_tensor **out, const lt_tensor *t);   /* a second handle, same tensor */
+int lt_tensor_dim(const lt_tensor *t, int64_t *out);
+int lt_tensor_sizes(const lt_tensor *t, int64_t *sizes, int capacity, int64_t *ndim);
+int lt_tensor_strides(const lt_tensor *t, int64_t *strides, int capacity, int64_t *ndim);
+int lt_tensor_numel(const lt_tensor *t, int64_t *out);
+int lt_tensor_dtype(const lt_tensor *t, int *out);
+int lt_tensor_device(const lt_tensor *t, int *device_type, int *device_index);
+int lt_tensor_is_contiguous(const lt_tensor *t, int *out);
+int lt_tensor_storage_offset(const lt_tensor *t, int64_t *out);
+int lt_tensor_data_ptr(const lt_tensor *t, void **out);
+int lt_tensor_nbytes(const lt_tensor *t, int64_t *out);
+int lt_tensor_same(const lt_tensor *a, const lt_tensor *b, int *out);
+int lt_tensor_item_double(const lt_tensor *t, double *out);
+int lt_tensor_item_int64(const lt_tensor *t, int64_t *out);
+/* Copies all elements, converted to dtype (Double or Long), row-major into buf (numel slots). */
+int lt_tensor_copy_to_buffer(const lt_tensor *t, int dtype, void *buf, int64_t numel);
+
+/* ---- creation ---- */
+int lt_empty(lt_tensor **out, const int64_t *sizes, int ndim, const lt_options *opt);
+int lt_zeros(lt_tensor **out, const int64_t *sizes, int ndim, const lt_options *opt);
+int lt_ones(lt_tensor **out, const int64_t *sizes, int ndim, const lt_options *opt);
+int lt_full(lt_tensor **out, const int64_t *sizes, int ndim, double value, int kind, const lt_options *opt);
+int lt_rand(lt_tensor **out, const int64_t *sizes, int ndim, const lt_options *opt);
+int lt_randn(lt_tensor **out, const int64_t *sizes, int ndim, const lt_options *opt);
+int lt_randint(lt_tensor **out, int64_t low, int64_t high, const int64_t *sizes, int ndim, const lt_options *opt);
+int lt_randperm(lt_tensor **out, int64_t n, const lt_options *opt);
+int lt_eye(lt_tensor **out, int64_t n, int64_t m, const lt_options *opt);
+int lt_arange(lt_tensor **out, double start, double end, double step, const lt_options *opt);
+int lt_linspace(lt_tensor **out, double start, double end, int64_t steps, const lt_options *opt);
+int lt_scalar_tensor(lt_tensor **out, double value, int kind, const lt_options *opt);
+/* Copies numel values of src_dtype from data into a new tensor of the options' dtype/device. */
+int lt_from_data(lt_tensor **out, const void *data, int src_dtype, const int64_t *sizes, int ndim,
+                 const lt_options *opt);
+/* Wraps memory without copying. strides may be NULL (contiguous). When release_id > 0, the id is
+ * queued for lt_drain_released_blobs() once libtorch lets go of the memory, so the owner of the
+ * memory (a Lua string, say) can be kept alive exactly as long as needed. */
+int lt_from_blob(lt_tensor **out, void *data, const int64_t *sizes, int ndim, const int64_t *strides,
+                 int dtype, int64_t release_id);
+
+/* ---- conversion and copies ---- */
+int lt_to(lt_tensor **out, const lt_tensor *t, int dtype, int device_type, int device_index,
+          int non_blocking, int copy);
+int lt_clone(lt_tensor **out, const lt_tensor *t);
+int lt_contiguous(lt_tensor **out, const lt_tensor *t);
+int lt_copy_(lt_tensor *dst, const lt_tensor *src);
+int lt_detach(lt_tensor **out, const lt_tensor *t);
+int lt_fill_(lt_tensor *t, double value, int kind);
+int lt_zero_(lt_tensor *t);
+
+/* ---- views ---- */
+int lt_view(lt_tensor **out, const lt_tensor *t, const int64_t *sizes, int ndim);
+int lt_reshape(lt_tensor **out, const lt_tensor *t, const int64_t *sizes, int ndim);
+int lt_expand(lt_tensor **out, const lt_tensor *t, const int64_t *sizes, int ndim);
+int lt_permute(lt_tensor **out, const lt_tensor *t, const int64_t *dims, int ndim);
+int lt_transpose(lt_tensor **out, const lt_tensor *t, int64_t dim0, int64_t dim1);
+int lt_squeeze(lt_tensor **out, const lt_tensor *t, int has_dim, int64_t dim);
+int lt_unsqueeze(lt_tensor **out, const lt_tensor *t, int64_t dim);
+int lt_narrow(lt_tensor **out, const lt_tensor *t, int64_t dim, int64_t start, int64_t length);
+int lt_select(lt_tensor **out, const lt_tensor *t, int64_t dim, int64_t index);
+int lt_flatten(lt_tensor **out, const lt_tensor *t, int64_t start_dim, int64_t end_dim);
+int lt_index_get(lt_tensor **out, const lt_tensor *t, const lt_index *items, int n);
+int lt_index_put_(lt_tensor *t, const lt_index *items, int n, const lt_tensor *value);
+int lt_index_put_scalar_(lt_tensor *t, const lt_index *items, int n, double value, int kind);
+
+/* ---- elementwise math (op codes are lt_unary_op / lt_binary_op below) ---- */
+typedef enum lt_unary_op {
+  LT_NEG, LT_ABS, LT_EXP, LT_LOG, LT_LOG2, LT_LOG10, LT_LOG1P, LT_EXPM1, LT_SQRT, LT_RSQRT,
+  LT_SIN, LT_COS, LT_TAN, LT_ASIN, LT_ACOS, LT_ATAN, LT_SINH, LT_COSH, LT_TANH, LT_SIGMOID,
+  LT_RELU, LT_FLOOR, LT_CEIL, LT_ROUND, LT_TRUNC, LT_FRAC, LT_SIGN, LT_RECIPROCAL, LT_SQUARE,
+  LT_ERF, LT_LOGICAL_NOT, LT_BITWISE_NOT, LT_ISNAN, LT_ISINF, LT_ISFINITE, LT_SILU, LT_GELU,
+  LT_UNARY_OP_COUNT
+} lt_unary_op;
+
+typedef enum lt_binary_op {
+  LT_ADD, LT_SUB, LT_MUL, LT_DIV, LT_POW, LT_REMAINDER, LT_FMOD, LT_FLOOR_DIVIDE,
+  LT_EQ, LT_NE, LT_LT, LT_LE, LT_GT, LT_GE, LT_MAXIMUM, LT_MINIMUM, LT_ATAN2,
+  LT_LOGICAL_AND, LT_LOGICAL_OR, LT_LOGICAL_XOR, LT_BITWISE_AND, LT_BITWISE_OR, LT_BITWISE_XOR,
+  LT_BINARY_OP_COUNT
+} lt_binary_op;
+
+int lt_unary(lt_tensor **out, int op, const lt_tensor *t);
+int lt_unary_(int op, lt_tensor *t);
+/* alpha scales b for LT_ADD / LT_SUB (PyTorch's alpha=); ignored otherwise. */
+int lt_binary(lt_tensor **out, int op, const lt_tensor *a, const lt_tensor *b, double alpha);
+int lt_binary_(int op, lt_tensor *a, const lt_tensor *b, double alpha);
+int lt_binary_scalar(lt_tensor **out, int op, const lt_tensor *a, double b, int kind);
+int lt_binary_scalar_(int op, lt_tensor *a, double b, int kind);
+int lt_scalar_binary(lt_tensor **out, int op, double a, int kind, const lt_tensor *b);
+int lt_clamp(lt_tensor **out, const lt_tensor *t, int has_min, double min, int has_max, double max);
+int lt_clamp_(lt_tensor *t, int has_min, double min, int has_max, double max);
+int lt_where(lt_tensor **out, const lt_tensor *cond, const lt_tensor *a, const lt_tensor *b);
+int lt_masked_fill(lt_tensor **out, const lt_tensor *t, const lt_tensor *mask, double value, int kind);
+int lt_masked_fill_(lt_tensor *t, const lt_tensor *mask, double value, int kind);
+int lt_leaky_relu(lt_tensor **out, const lt_tensor *t, double negative_slope);
+int lt_lerp(lt_tensor **out, const lt_tensor *a, const lt_tensor *b, double weight);
+int lt_allclose(const lt_tensor *a, const lt_tensor *b, double rtol, double atol, int equal_nan, int *out);
+int lt_equal(const lt_tensor *a, const lt_tensor *b, int *out);
+
+/* ---- reductions; dims == NULL with ndims == 0 reduces everything ---- */
+typedef enum lt_reduce_op {
+  LT_SUM, LT_MEAN, LT_PROD, LT_AMAX, LT_AMIN, LT_ALL, LT_ANY, LT_LOGSUMEXP, LT_REDUCE_OP_COUNT
+} lt_reduce_op;
+int lt_reduce(lt_tensor **out, int op, const lt_tensor *t, const int64_t *dims, int ndims,
+              int keepdim, int dtype);   /* dtype -1: libtorch's default */
+int lt_max_dim(lt_tensor **values, lt_tensor **indices, const lt_tensor *t, int64_t dim, int keepdim,
+               int is_min);
+int lt_argmax(lt_tensor **out, const lt_tensor *t, int has_dim, int64_t dim, int keepdim, int is_min);
+int lt_var(lt_tensor **out, const lt_tensor *t, const int64_t *dims, int ndims, double correction,
+           int keepdim, int is_std);
+int lt_norm(lt_tensor **out, const lt_tensor *t, double p, const int64_t *dims, int ndims, int keepdim);
+int lt_cumsum(lt_tensor **out, const lt_tensor *t, int64_t dim);
+int lt_sort(lt_tensor **values, lt_tensor **indices, const lt_tensor *t, int64_t dim, int descending);
+int lt_topk(lt_tensor **values, lt_tensor **indices, const lt_tensor *t, int64_t k, int64_t dim,
+            int largest, int sorted);
+
+/* ---- linear algebra, joins, gathers ---- */
+int lt_matmul(lt_tensor **out, const lt_tensor *a, const lt_tensor *b);
+int lt_mm(lt_tensor **out, const lt_tensor *a, const lt_tensor *b);
+int lt_bmm(lt_tensor **out, const lt_tensor *a, const lt_tensor *b);
+int lt_addmm(lt_tensor **out, const lt_tensor *bias, const lt_tensor *a, const lt_tensor *b,
+             double beta, double alpha);
+int lt_outer(lt_tensor **out, const lt_tensor *a, const lt_tensor *b);
+int lt_dot(lt_tensor **out, const lt_tensor *a, const lt_tensor *b);
+int lt_cat(lt_tensor **out, const lt_tensor *const *ts, int n, int64_t dim);
+int lt_stack(lt_tensor **out, const lt_tensor *const *ts, int n, int64_t dim);
+int lt_index_select(lt_tensor **out, const lt_tensor *t, int64_t dim, const lt_tensor *index);
+int lt_gather(lt_tensor **out, const lt_tensor *t, int64_t dim, const lt_tensor *index);
+int lt_scatter(lt_tensor **out, const lt_tensor *t, int64_t dim, const lt_tensor *index,
+               const lt_tensor *src);
+int lt_masked_select(lt_tensor **out, const lt_tensor *t, const lt_tensor *mask);
+int lt_nonzero(lt_tensor **out, const lt_tensor *t);
+int lt_one_hot(lt_tensor **out, const lt_tensor *t, int64_t num_classes);
+
+/* ---- activations and losses that training loops need from day one ---- */
+int lt_softmax(lt_tensor **out, const lt_tensor *t, int64_t dim, int log);
+int lt_nll_loss(lt_tensor **out, const lt_tensor *logp, const lt_tensor *target, int reduction,
+                int64_t ignore_index);    /* reduction: 0 none, 1 mean, 2 sum */
+int lt_cross_entropy(lt_tensor **out, const lt_tensor *logits, const lt_tensor *target, int reduction,
+                     int64_t ignore_index, double label_smoothing);
+int lt_mse_loss(lt_tensor **out, const lt_tensor *a, const lt_tensor *b, int reduction);
+
+/* ---- autograd ---- */
+int lt_tensor_requires_grad(const lt_tensor *t, int *out);
+int lt_tensor_set_requires_grad(lt_tensor *t, int requires_grad);
+int lt_tensor_is_leaf(const lt_tensor *t, int *out);
+int lt_tensor_grad(lt_tensor **out, const lt_tensor *t);           /* *out = NULL: no grad */
+int lt_tensor_set_grad(lt_tensor *t, const lt_tensor *grad);       /* grad NULL clears it */
+int lt_tensor_grad_fn_name(const lt_tensor *t, const char **out);  /* NULL: no grad_fn */
+int lt_tensor_retain_grad(lt_tensor *t);
+int lt_tensor_backward(const lt_tensor *t, const lt_tensor *gradient, int retain_graph, int create_graph);
+int lt_autograd_grad(lt_tensor **results, const lt_tensor *const *outputs, int n_outputs,
+                     const lt_tensor *const *grad_outputs, const lt_tensor *const *inputs, int n_inputs,
+                     int retain_graph, int create_graph, int allow_unused);
+int lt_grad_enabled(int *out);
+int lt_set_grad_enabled(int enabled);
+int lt_inference_mode_enter(void **guard);
+int lt_inference_mode_exit(void *guard);
+int lt_is_inference_mode(int *out);
+int lt_set_anomaly_enabled(int enabled);
+int lt_anomaly_enabled(int *out);
+/* LT_CDEF_END */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LT_H */

@@ -1,0 +1,156 @@
+--[[
+  torch._memory — how tensor handles live and die on the Lua side.
+
+  Every C result handle goes through `wrap`, which boxes it in an lt_tensor_ref cdata (freed by
+  the type's __gc when collected) and does two cheap things:
+    * pressure-driven collection: the Lua GC cannot see tensor bytes, so wrap reads the live
+      byte counter that the bindings' CPU allocator keeps (a struct field, no call) and, every
+      1024 handles or whenever tensor memory grew by 64 MiB, tells the collector what it cannot
+      see with collectgarbage("step", kb): the bytes allocated since the last step plus ~512
+      bytes of C++ bookkeeping per handle. A loop that drops its temporaries keeps a flat RSS.
+    * scopes: inside torch.scope(fn) every new handle is recorded, and released when fn returns,
+      except the tensors fn returns (directly or inside a returned table, one level deep).
+  x:free() releases a handle at once; the cdata stays, and any later use is a clear error.
+
+  Foreign memory wrapped without a copy (torch.from_buffer over a cdata buffer) keeps its owner
+  referenced here until libtorch reports (through the bindings' release queue) that the last
+  tensor using it is gone.
+
+  Usage (internal):  local memory = require "torch._memory"; return memory.wrap(out[0])
+  Public:            torch.scope(fn, ...), x:free(), torch.memory_stats()
+]]
+local ffi = require "ffi"
+local _C = require "torch._C"
+local C, Ref = _C.C, _C.Ref
+
+local M = {}
+
+local mem = C.lt_memory()
+local collectgarbage = collectgarbage
+
+local STEP_HANDLES = 1024
+local STEP_BYTES = 64 * 1024 * 1024
+local HANDLE_COST = 512
+
+local handles_since_step = 0
+local bytes_at_step = tonumber(mem.live_bytes)
+local next_byte_trigger = bytes_at_step + STEP_BYTES
+local active_scope = nil
+
+-- Kept in the registry so a module reload (busted) never drops an owner still in use.
+local blob_owners = _C.state.blob_owners or {}
+_C.state.blob_owners = blob_owners
+local drained = ffi.new("int64_t[64]")
+local drained_count = ffi.new("int[1]")
+
+local function drain_blobs()
+  repeat
+    C.lt_drain_released_blobs(drained, 64, drained_count)
+    for i = 0, drained_count[0] - 1 do blob_owners[tonumber(drained[i])] = nil end
+  until drained_count[0] < 64
+end
+
+local function account()
+  local live = tonumber(mem.live_bytes)
+  local grown = live - bytes_at_step
+  if grown < 0 then grown = 0 end
+  collectgarbage("step", (grown + handles_since_step * HANDLE_COST) / 1024)
+  live = tonumber(mem.live_bytes)
+  handles_since_step, bytes_at_step = 0, live
+  next_byte_trigger = live + STEP_BYTES
+  if next(blob_owners) ~= nil then drain_blobs() end
+end
+
+-- Boxes a handle returned by the bindings. A NULL handle (an undefined tensor) becomes nil.
+local function wrap(h)
+  if h == nil then return nil end
+  local t = Ref(h)
+  handles_since_step = handles_since_step + 1
+  if handles_since_step >= STEP_HANDLES or mem.live_bytes > next_byte_trigger then account() end
+  if active_scope then active_scope[#active_scope + 1] = t end
+  return t
+end
+M.wrap = wrap
+
+-- Releases a tensor's handle now (idempotent). Other tensors sharing its storage are unaffected.
+function M.free(t)
+  local h = t.h
+  if h ~= nil then
+    t.h = nil
+    C.lt_tensor_free(h)
+  end
+end
+
+-- The __gc of lt_tensor_ref.
+function M.finalize(t)
+  local h = t.h
+  if h ~= nil then
+    t.h = nil
+    C.lt_tensor_free(h)
+  end
+end
+
+local function keep_returned(keep, v)
+  if ffi.istype(Ref, v) then
+    keep[v] = true
+  elseif type(v) == "table" then
+    for _, x in pairs(v) do
+      if ffi.istype(Ref, x) then keep[x] = true end
+    end
+  end
+end
+
+--[[ torch.scope(fn, ...): runs fn(...) and releases every tensor created inside that fn does not
+     return. Errors propagate after the release. Nested scopes hand kept tensors to the parent. ]]
+function M.scope(fn, ...)
+  if type(fn) ~= "function" then
+    error(("bad argument #1 to 'scope' (function expected, got %s)"):format(type(fn)), 2)
+  end
+  local parent = active_scope
+  local list = {}
+  active_scope = list
+  local results = { pcall(fn, ...) }
+  active_scope = parent
+  local keep = {}
+  if results[1] then
+    for i = 2, table.maxn(results) do keep_returned(keep, results[i]) end
+  end
+  for i = 1, #list do
+    local t = list[i]
+    if keep[t] then
+      if parent then parent[#parent + 1] = t end
+    else
+      M.free(t)
+    end
+  end
+  if not results[1] then error(results[2], 0) end
+  return unpack(results, 2, table.maxn(results))
+end
+
+-- Registers the owner of foreign memory; returns the id to hand to lt_from_blob.
+function M.hold_blob(owner)
+  local id = (_C.state.next_blob_id or 0) + 1
+  _C.state.next_blob_id = id
+  blob_owners[id] = owner
+  return id
+end
+
+function M.stats()
+  drain_blobs()
+  return {
+    live_bytes = tonumber(mem.live_bytes),
+    peak_bytes = tonumber(mem.peak_bytes),
+    allocations = tonumber(mem.allocations),
+    held_buffers = (function() local n = 0 for _ in pairs(blob_owners) do n = n + 1 end return n end)(),
+  }
+end
+
+-- A full collection plus a drain of the release queue (torch.collect()).
+function M.collect()
+  collectgarbage("collect")
+  collectgarbage("collect")
+  drain_blobs()
+  account()
+end
+
+return M

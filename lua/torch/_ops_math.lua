@@ -1,0 +1,257 @@
+--[[
+  torch._ops_math — elementwise math as Tensor methods and torch functions: unary ops (exp,
+  log, sqrt, tanh, sigmoid, relu, ...), binary ops with broadcasting (add/sub with alpha, mul,
+  div with rounding_mode, pow, remainder, comparisons eq/ne/lt/le/gt/ge, maximum/minimum,
+  logical and bitwise ops), their in-place `_` forms (which return the tensor itself), clamp,
+  where, masked_fill, lerp, leaky_relu, allclose, equal — and the Lua operators.
+
+  Either operand of a binary op may be a Lua number (`2 - x`, `x:mul(0.5)`); integral numbers
+  count as Python ints for type promotion (see torch._args).
+
+  Usage:  x:add(y, {alpha = 2}); torch.mul(x, 3); x:clamp({min = 0}); x:eq(y); (x * y):sum()
+]]
+local ffi = require "ffi"
+local _C = require "torch._C"
+local memory = require "torch._memory"
+local args = require "torch._args"
+local T = require "torch._tensor"
+
+local C, check, Ref = _C.C, _C.check, _C.Ref
+local wrap = memory.wrap
+local Tensor, operators = T.Tensor, T.operators
+local istype, scalar = ffi.istype, args.scalar
+
+local M = {}
+local out = _C.TensorOut()
+local int_out = _C.IntOut()
+
+local unary_ops = {
+  "neg", "abs", "exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
+  "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "relu", "floor", "ceil",
+  "round", "trunc", "frac", "sign", "reciprocal", "square", "erf", "logical_not", "bitwise_not",
+  "isnan", "isinf", "isfinite", "silu", "gelu",
+}
+local no_inplace = { isnan = true, isinf = true, isfinite = true, gelu = true }
+
+for code, name in ipairs(unary_ops) do
+  code = code - 1  -- lt_unary_op numbering starts at LT_NEG = 0
+  local function op(self)
+    if not istype(Ref, self) then args.bad(name, 1, "Tensor", args.typename(self)) end
+    check(C.lt_unary(out, code, self.h), name)
+    return wrap(out[0])
+  end
+  Tensor[name], M[name] = op, op
+  if not no_inplace[name] then
+    local iname = name .. "_"
+    local function op_(self)
+      if not istype(Ref, self) then args.bad(iname, 1, "Tensor", args.typename(self)) end
+      check(C.lt_unary_(code, self.h), iname)
+      return self
+    end
+    Tensor[iname], M[iname] = op_, op_
+  end
+end
+Tensor.negative, M.negative = Tensor.neg, M.neg
+
+local binary_codes = {
+  add = 0, sub = 1, mul = 2, div = 3, pow = 4, remainder = 5, fmod = 6, floor_divide = 7,
+  eq = 8, ne = 9, lt = 10, le = 11, gt = 12, ge = 13, maximum = 14, minimum = 15, atan2 = 16,
+  logical_and = 17, logical_or = 18, logical_xor = 19, bitwise_and = 20, bitwise_or = 21,
+  bitwise_xor = 22,
+}
+local with_alpha = { add = true, sub = true }
+local no_binary_inplace = { maximum = true, minimum = true }
+
+local function get_alpha(name, opts)
+  if opts == nil then return 1 end
+  if type(opts) ~= "table" then args.bad(name, 3, "options table", args.typename(opts), 2) end
+  local alpha = opts.alpha
+  if alpha == nil then return 1 end
+  if type(alpha) ~= "number" then error(name .. ": alpha must be a number, got " .. args.typename(alpha), 3) end
+  return alpha
+end
+
+for name, code in pairs(binary_codes) do
+  local takes_alpha = with_alpha[name]
+  local function op(a, b, opts)
+    local alpha = takes_alpha and get_alpha(name, opts) or 1
+    if istype(Ref, a) then
+      if istype(Ref, b) then
+        check(C.lt_binary(out, code, a.h, b.h, alpha), name)
+      else
+        local v, kind = scalar(b)
+        if v == nil then args.bad(name, 2, "Tensor or number", args.typename(b)) end
+        if alpha ~= 1 then v, kind = scalar(v * alpha) end
+        check(C.lt_binary_scalar(out, code, a.h, v, kind), name)
+      end
+    else
+      local v, kind = scalar(a)
+      if v == nil then args.bad(name, 1, "Tensor or number", args.typename(a)) end
+      if not istype(Ref, b) then args.bad(name, 2, "Tensor", args.typename(b)) end
+      if alpha ~= 1 then
+        check(C.lt_binary_scalar(out, 2, b.h, alpha, select(2, scalar(alpha))), name)
+        local scaled = wrap(out[0])
+        check(C.lt_scalar_binary(out, code, v, kind, scaled.h), name)
+      else
+        check(C.lt_scalar_binary(out, code, v, kind, b.h), name)
+      end
+    end
+    return wrap(out[0])
+  end
+  Tensor[name], M[name] = op, op
+  if not no_binary_inplace[name] then
+    local iname = name .. "_"
+    local function op_(a, b, opts)
+      if not istype(Ref, a) then args.bad(iname, 1, "Tensor", args.typename(a)) end
+      local alpha = takes_alpha and get_alpha(iname, opts) or 1
+      if istype(Ref, b) then
+        check(C.lt_binary_(code, a.h, b.h, alpha), iname)
+      else
+        local v, kind = scalar(b)
+        if v == nil then args.bad(iname, 2, "Tensor or number", args.typename(b)) end
+        if alpha ~= 1 then v, kind = scalar(v * alpha) end
+        check(C.lt_binary_scalar_(code, a.h, v, kind), iname)
+      end
+      return a
+    end
+    Tensor[iname], M[iname] = op_, op_
+  end
+end
+
+-- PyTorch's aliases.
+for alias, name in pairs({ subtract = "sub", multiply = "mul", divide = "div", true_divide = "div",
+  greater = "gt", greater_equal = "ge", less = "lt", less_equal = "le", not_equal = "ne" }) do
+  Tensor[alias], M[alias] = Tensor[name], M[name]
+  Tensor[alias .. "_"], M[alias .. "_"] = Tensor[name .. "_"], M[name .. "_"]
+end
+
+-- div(a, b, {rounding_mode = nil | "floor" | "trunc"})
+local plain_div, plain_div_ = Tensor.div, Tensor.div_
+local function rounding(name, opts)
+  if opts == nil then return nil end
+  if type(opts) ~= "table" then args.bad(name, 3, "options table", args.typename(opts), 2) end
+  local mode = opts.rounding_mode
+  if mode ~= nil and mode ~= "floor" and mode ~= "trunc" then
+    error(("%s: rounding_mode must be nil, 'trunc' or 'floor', got %s"):format(name, tostring(mode)), 3)
+  end
+  return mode
+end
+function M.div(a, b, opts)
+  local mode = rounding("div", opts)
+  if mode == "floor" then return M.floor_divide(a, b) end
+  local r = plain_div(a, b)
+  if mode == "trunc" then r:trunc_() end
+  return r
+end
+function M.div_(a, b, opts)
+  local mode = rounding("div_", opts)
+  if mode == "floor" then return Tensor.floor_divide_(a, b) end
+  plain_div_(a, b)
+  if mode == "trunc" then a:trunc_() end
+  return a
+end
+Tensor.div, Tensor.div_ = M.div, M.div_
+Tensor.divide, M.divide, Tensor.true_divide, M.true_divide = M.div, M.div, M.div, M.div
+
+---------------------------------------------------------------- clamp, where, masks
+local function clamp_bounds(name, lo, hi)
+  if type(lo) == "table" then lo, hi = lo.min, lo.max end
+  if lo ~= nil and type(lo) ~= "number" then args.bad(name, 2, "number or nil", args.typename(lo), 2) end
+  if hi ~= nil and type(hi) ~= "number" then args.bad(name, 3, "number or nil", args.typename(hi), 2) end
+  if lo == nil and hi == nil then error(name .. ": at least one of min or max must be given", 3) end
+  return lo ~= nil and 1 or 0, lo or 0, hi ~= nil and 1 or 0, hi or 0
+end
+
+function M.clamp(self, lo, hi)
+  T.handle("clamp", 1, self)
+  local has_lo, vlo, has_hi, vhi = clamp_bounds("clamp", lo, hi)
+  check(C.lt_clamp(out, self.h, has_lo, vlo, has_hi, vhi), "clamp")
+  return wrap(out[0])
+end
+function M.clamp_(self, lo, hi)
+  T.handle("clamp_", 1, self)
+  local has_lo, vlo, has_hi, vhi = clamp_bounds("clamp_", lo, hi)
+  check(C.lt_clamp_(self.h, has_lo, vlo, has_hi, vhi), "clamp_")
+  return self
+end
+Tensor.clamp, Tensor.clamp_, Tensor.clip, Tensor.clip_ = M.clamp, M.clamp_, M.clamp, M.clamp_
+M.clip, M.clip_ = M.clamp, M.clamp_
+
+-- A Lua number next to a tensor operand becomes a 0-dim tensor of that tensor's dtype/device.
+local function as_tensor_like(name, pos, v, like)
+  if istype(Ref, v) then return v end
+  local s, kind = scalar(v)
+  if s == nil then args.bad(name, pos, "Tensor or number", args.typename(v), 2) end
+  local o = _C.Options()
+  local dt = T.dtype_of(like)
+  local dev = T.device_of(like)
+  o.dtype = (kind == 0 and not dt.is_floating_point) and 6 or dt.code
+  o.device_type, o.device_index = require("torch.device").codes(dev)
+  check(C.lt_scalar_tensor(out, s, kind, o), name, 2)
+  return wrap(out[0])
+end
+
+-- torch.where(cond, a, b): elements of a where cond is true, else b.
+function M.where(cond, a, b)
+  T.handle("where", 1, cond)
+  if not istype(Ref, a) and not istype(Ref, b) then
+    args.bad("where", 2, "at least one Tensor among x and y", args.typename(a))
+  end
+  a = as_tensor_like("where", 2, a, istype(Ref, b) and b or a)
+  b = as_tensor_like("where", 3, b, a)
+  check(C.lt_where(out, cond.h, a.h, b.h), "where")
+  return wrap(out[0])
+end
+-- x:where(cond, y) is torch.where(cond, x, y), as in PyTorch.
+function Tensor.where(self, cond, other) return M.where(cond, self, other) end
+
+function M.masked_fill(self, mask, value)
+  T.handle("masked_fill", 1, self); T.handle("masked_fill", 2, mask)
+  local v, kind = scalar(value)
+  if v == nil then args.bad("masked_fill", 3, "number or boolean", args.typename(value)) end
+  check(C.lt_masked_fill(out, self.h, mask.h, v, kind), "masked_fill")
+  return wrap(out[0])
+end
+function M.masked_fill_(self, mask, value)
+  T.handle("masked_fill_", 1, self); T.handle("masked_fill_", 2, mask)
+  local v, kind = scalar(value)
+  if v == nil then args.bad("masked_fill_", 3, "number or boolean", args.typename(value)) end
+  check(C.lt_masked_fill_(self.h, mask.h, v, kind), "masked_fill_")
+  return self
+end
+Tensor.masked_fill, Tensor.masked_fill_ = M.masked_fill, M.masked_fill_
+
+function M.leaky_relu(self, slope)
+  T.handle("leaky_relu", 1, self)
+  check(C.lt_leaky_relu(out, self.h, args.number("leaky_relu", 2, slope, 0.01)), "leaky_relu")
+  return wrap(out[0])
+end
+Tensor.leaky_relu = M.leaky_relu
+
+function M.lerp(self, target, weight)
+  T.handle("lerp", 1, self); T.handle("lerp", 2, target)
+  check(C.lt_lerp(out, self.h, target.h, args.number("lerp", 3, weight)), "lerp")
+  return wrap(out[0])
+end
+Tensor.lerp = M.lerp
+
+function M.allclose(a, b, opts)
+  T.handle("allclose", 1, a); T.handle("allclose", 2, b)
+  opts = args.opt_table("allclose", 3, opts) or {}
+  check(C.lt_allclose(a.h, b.h, opts.rtol or 1e-5, opts.atol or 1e-8, opts.equal_nan and 1 or 0, int_out), "allclose")
+  return int_out[0] == 1
+end
+Tensor.allclose = M.allclose
+
+function M.equal(a, b)
+  T.handle("equal", 1, a); T.handle("equal", 2, b)
+  check(C.lt_equal(a.h, b.h, int_out), "equal")
+  return int_out[0] == 1
+end
+Tensor.equal = M.equal
+
+---------------------------------------------------------------- Lua operators
+operators.add, operators.sub, operators.mul = M.add, M.sub, M.mul
+operators.div, operators.remainder, operators.pow, operators.neg = M.div, M.remainder, M.pow, M.neg
+
+return M

@@ -1,0 +1,244 @@
+--[[
+  torch._tensor — the Tensor type: the FFI metatype of lt_tensor_ref, its metadata methods and
+  properties, and the torch.Size type.
+
+  A tensor is a cdata; `x:method(...)` finds methods in `Tensor` (the table other modules fill:
+  math, views, autograd...), `x.prop` reads a property (shape, dtype, device, grad,
+  requires_grad, is_leaf, grad_fn, T, ndim, data, is_cuda), `x[i]`/`x[{...}]` indexes (see
+  torch._indexing). Operators + - * / % ^ unary- and .. (cat along dim 0) are wired to the math
+  module through `operators`; # is size(0). Comparisons are methods (x:lt(y)): Lua's < must
+  return a boolean, so `x < y` raises an error saying so.
+
+  torch.Size is a plain 1-based Lua array with a metatable: `x:size()` -> torch.Size({2, 3}),
+  `x:size(0)` -> 2 (dims are 0-based, Lua tables are 1-based).
+
+  Usage (internal):  local T = require "torch._tensor"; T.Tensor.foo = function(self) ... end
+]]
+local ffi = require "ffi"
+local _C = require "torch._C"
+local memory = require "torch._memory"
+local dtype_mod = require "torch.dtype"
+local device_mod = require "torch.device"
+local args = require "torch._args"
+
+local C, check, Ref, state = _C.C, _C.check, _C.Ref, _C.state
+local wrap = memory.wrap
+
+local M = {}
+
+-- Tables that persist across module reloads (the metatype can be set only once per state).
+local Tensor = state.methods or {}
+local getters = state.getters or {}
+local setters = state.setters or {}
+local operators = state.operators or {}
+state.methods, state.getters, state.setters, state.operators = Tensor, getters, setters, operators
+M.Tensor, M.getters, M.setters, M.operators = Tensor, getters, setters, operators
+
+local out = _C.TensorOut()
+local int_a, int_b = _C.IntOut(), _C.IntOut()
+local i64 = _C.Int64Out()
+local dims_buf = _C.Int64Array(64)
+
+function M.is_tensor(v) return ffi.istype(Ref, v) end
+local is_tensor = M.is_tensor
+
+-- Checks that argument `pos` of `fname` is a live tensor; returns its handle.
+function M.handle(fname, pos, v)
+  if not ffi.istype(Ref, v) then args.bad(fname, pos, "Tensor", args.typename(v), 2) end
+  return v.h
+end
+
+---------------------------------------------------------------- torch.Size
+local Size = {}
+Size.__index = Size
+Size.__tostring = function(s)
+  local parts = {}
+  for i = 1, #s do parts[i] = tostring(s[i]) end
+  return "torch.Size([" .. table.concat(parts, ", ") .. "])"
+end
+Size.__eq = function(a, b)
+  if #a ~= #b then return false end
+  for i = 1, #a do if a[i] ~= b[i] then return false end end
+  return true
+end
+function Size.numel(s)
+  local n = 1
+  for i = 1, #s do n = n * s[i] end
+  return n
+end
+M.Size = Size
+
+function M.new_size(list)
+  return setmetatable(list, Size)
+end
+
+---------------------------------------------------------------- metadata
+local function sizes_of(self)
+  check(C.lt_tensor_sizes(self.h, dims_buf, 64, i64), "size")
+  local n = tonumber(i64[0])
+  local s = {}
+  for i = 1, n do s[i] = tonumber(dims_buf[i - 1]) end
+  return s, n
+end
+M.sizes_of = sizes_of
+
+local function dim_of(self)
+  check(C.lt_tensor_dim(self.h, i64), "dim", 2)
+  return tonumber(i64[0])
+end
+M.dim_of = dim_of
+
+-- Wraps a possibly negative dim into [0, ndim), with PyTorch's error for out-of-range dims.
+function M.wrap_dim(fname, dim, ndim, level)
+  local lo, hi = -math.max(ndim, 1), math.max(ndim, 1) - 1
+  if not args.is_int(dim) or dim < lo or dim > hi then
+    error(("%s: dimension out of range (expected to be in range of [%d, %d], but got %s)")
+      :format(fname, lo, hi, tostring(dim)), (level or 2) + 1)
+  end
+  return dim < 0 and dim + math.max(ndim, 1) or dim
+end
+
+function Tensor.size(self, dim)
+  local s, n = sizes_of(self)
+  if dim == nil then return M.new_size(s) end
+  return s[M.wrap_dim("size", dim, n, 2) + 1]
+end
+
+function Tensor.stride(self, dim)
+  check(C.lt_tensor_strides(self.h, dims_buf, 64, i64), "stride")
+  local n = tonumber(i64[0])
+  local s = {}
+  for i = 1, n do s[i] = tonumber(dims_buf[i - 1]) end
+  if dim == nil then return s end
+  return s[M.wrap_dim("stride", dim, n, 2) + 1]
+end
+
+function Tensor.dim(self) return dim_of(self) end
+Tensor.ndimension = Tensor.dim
+
+function Tensor.numel(self)
+  check(C.lt_tensor_numel(self.h, i64), "numel")
+  return tonumber(i64[0])
+end
+Tensor.nelement = Tensor.numel
+
+local function dtype_of(self)
+  check(C.lt_tensor_dtype(self.h, int_a), "dtype", 2)
+  return dtype_mod.from_code(int_a[0])
+end
+M.dtype_of = dtype_of
+
+local function device_of(self)
+  check(C.lt_tensor_device(self.h, int_a, int_b), "device", 2)
+  return device_mod.from_codes(int_a[0], int_b[0])
+end
+M.device_of = device_of
+
+function Tensor.element_size(self) return dtype_of(self).itemsize end
+function Tensor.is_floating_point(self) return dtype_of(self).is_floating_point end
+function Tensor.is_complex(self) return dtype_of(self).is_complex end
+
+function Tensor.is_contiguous(self)
+  check(C.lt_tensor_is_contiguous(self.h, int_a), "is_contiguous")
+  return int_a[0] == 1
+end
+
+function Tensor.storage_offset(self)
+  check(C.lt_tensor_storage_offset(self.h, i64), "storage_offset")
+  return tonumber(i64[0])
+end
+
+function Tensor.data_ptr(self)
+  local p = ffi.new("void*[1]")
+  check(C.lt_tensor_data_ptr(self.h, p), "data_ptr")
+  return p[0]
+end
+
+function Tensor.nbytes(self)
+  check(C.lt_tensor_nbytes(self.h, i64), "nbytes")
+  return tonumber(i64[0])
+end
+
+-- True when both are handles to the very same tensor (PyTorch's `a is b` on tensors).
+function Tensor.is_same(self, other)
+  M.handle("is_same", 2, other)
+  check(C.lt_tensor_same(self.h, other.h, int_a), "is_same")
+  return int_a[0] == 1
+end
+
+function Tensor.free(self)
+  if not is_tensor(self) then args.bad("free", 1, "Tensor", args.typename(self), 1) end
+  memory.free(self)
+end
+
+-- True once x:free() (or the end of a torch.scope) released the handle.
+function Tensor.is_freed(self) return self.h == nil end
+
+---------------------------------------------------------------- properties
+getters.shape = function(self) return Tensor.size(self) end
+getters.ndim = dim_of
+getters.dtype = dtype_of
+getters.device = device_of
+getters.is_cuda = function(self) return device_of(self).type == "cuda" end
+getters.itemsize = function(self) return dtype_of(self).itemsize end
+getters.T = function(self)
+  local n = dim_of(self)
+  if n < 2 then return self end
+  local perm = _C.Int64Array(n)
+  for i = 0, n - 1 do perm[i] = n - 1 - i end
+  check(C.lt_permute(out, self.h, perm, n), "T")
+  return wrap(out[0])
+end
+getters.data = function(self)
+  check(C.lt_detach(out, self.h), "data")
+  return wrap(out[0])
+end
+
+---------------------------------------------------------------- the metatype
+local function index_key(k)
+  local tk = type(k)
+  return tk == "number" or tk == "table" or tk == "boolean" or (tk == "cdata" and ffi.istype(Ref, k))
+end
+
+local mt = {}
+mt.__index = function(self, k)
+  local m = Tensor[k]
+  if m ~= nil then return m end
+  local g = getters[k]
+  if g ~= nil then return g(self) end
+  if index_key(k) then return state.index_get(self, k) end
+  error(("Tensor has no attribute or method '%s'"):format(tostring(k)), 2)
+end
+mt.__newindex = function(self, k, v)
+  local s = setters[k]
+  if s ~= nil then return s(self, v) end
+  if index_key(k) then return state.index_set(self, k, v) end
+  error(("cannot set attribute '%s' of a Tensor"):format(tostring(k)), 2)
+end
+mt.__gc = memory.finalize
+mt.__tostring = function(self) return state.repr(self) end
+mt.__len = function(self)
+  local s, n = sizes_of(self)
+  if n == 0 then error("len() of a 0-d tensor", 2) end
+  return s[1]
+end
+mt.__add = function(a, b) return operators.add(a, b) end
+mt.__sub = function(a, b) return operators.sub(a, b) end
+mt.__mul = function(a, b) return operators.mul(a, b) end
+mt.__div = function(a, b) return operators.div(a, b) end
+mt.__mod = function(a, b) return operators.remainder(a, b) end
+mt.__pow = function(a, b) return operators.pow(a, b) end
+mt.__unm = function(a) return operators.neg(a) end
+mt.__concat = function(a, b) return operators.concat(a, b) end
+local function no_ordering()
+  error("tensors cannot be ordered with < <= > >= (Lua requires a boolean); use x:lt(y), x:le(y), x:gt(y), x:ge(y)", 3)
+end
+mt.__lt = no_ordering
+mt.__le = no_ordering
+
+if not state.metatype_set then
+  ffi.metatype(Ref, mt)
+  state.metatype_set = true
+end
+
+return M

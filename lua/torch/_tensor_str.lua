@@ -1,0 +1,205 @@
+--[[
+  torch._tensor_str — tostring(x) in PyTorch's repr format, so printed tensors read the same as
+  in Python: tensor([[1.0000, 2.5000], ...], dtype=torch.float64, requires_grad=True).
+
+  Follows torch/_tensor_str.py (PyTorch 1.13) with its default print options: precision 4,
+  summarise above 1000 elements showing 3 edge items per dim, line width 80. The number format
+  is chosen once per tensor over the values shown: integer-valued floats print as "1.", a wide
+  range (max/min > 1000, max > 1e8, or min < 1e-4) switches to scientific notation.
+
+  Usage:  print(x); tostring(x); torch.set_printoptions is not provided yet.
+]]
+local _C = require "torch._C"
+local T = require "torch._tensor"
+local dtype_mod = require "torch.dtype"
+
+local Tensor = T.Tensor
+local M = {}
+
+local PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = 4, 1000, 3, 80
+local floor, abs, huge, max, min = math.floor, math.abs, math.huge, math.max, math.min
+
+-- Reads the shown values into a flat Lua array plus the (summarised) shape, and a flag per
+-- dim saying whether it was cut ("..." goes in the middle of that dim).
+local function shown_values(x, summarize)
+  local buf, sizes, numel = Tensor.tolist(x, true)
+  local ndim = #sizes
+  local strides = {}
+  local acc = 1
+  for d = ndim, 1, -1 do strides[d] = acc; acc = acc * sizes[d] end
+  local function keep(d)
+    local n = sizes[d]
+    local idx = {}
+    if summarize and n > 2 * EDGEITEMS then
+      for i = 0, EDGEITEMS - 1 do idx[#idx + 1] = i end
+      for i = n - EDGEITEMS, n - 1 do idx[#idx + 1] = i end
+      return idx, true
+    end
+    for i = 0, n - 1 do idx[#idx + 1] = i end
+    return idx, false
+  end
+  local kept, cut = {}, {}
+  for d = 1, ndim do kept[d], cut[d] = keep(d) end
+  local values = {}
+  local function walk(d, offset, nested)
+    if d > ndim then
+      values[#values + 1] = tonumber(buf[offset])
+      return values[#values]
+    end
+    local level = {}
+    for _, i in ipairs(kept[d]) do level[#level + 1] = walk(d + 1, offset + i * strides[d], nested) end
+    return level
+  end
+  local nested = numel > 0 and walk(1, 0) or {}
+  return values, nested, cut, ndim
+end
+
+local function fmt_fixed(v, digits)
+  if v ~= v then return "nan" end
+  if v == huge then return "inf" end
+  if v == -huge then return "-inf" end
+  return string.format("%." .. digits .. "f", v)
+end
+local function fmt_sci(v)
+  if v ~= v then return "nan" end
+  if v == huge then return "inf" end
+  if v == -huge then return "-inf" end
+  return string.format("%." .. PRECISION .. "e", v)
+end
+
+-- Returns format(v) -> padded string, and the width.
+local function formatter(values, dt)
+  local width = 1
+  if dt.name == "bool" then
+    for _, v in ipairs(values) do width = max(width, v ~= 0 and 4 or 5) end
+    return function(v)
+      local s = v ~= 0 and "True" or "False"
+      return string.rep(" ", width - #s) .. s
+    end, width
+  end
+  if not dt.is_floating_point then
+    for _, v in ipairs(values) do width = max(width, #string.format("%d", v)) end
+    return function(v)
+      local s = string.format("%d", v)
+      return string.rep(" ", width - #s) .. s
+    end, width
+  end
+  local lo, hi, any = huge, 0, false
+  local int_mode = true
+  for _, v in ipairs(values) do
+    if v == v and v ~= huge and v ~= -huge and v ~= 0 then
+      local a = abs(v)
+      lo, hi, any = min(lo, a), max(hi, a), true
+      if v ~= math.ceil(v) then int_mode = false end
+    end
+  end
+  local sci = false
+  if any then
+    if int_mode then
+      if hi / lo > 1000 or hi > 1e8 then sci = true end
+    else
+      if hi / lo > 1000 or hi > 1e8 or lo < 1e-4 then sci = true end
+    end
+    for _, v in ipairs(values) do
+      if v == v and v ~= huge and v ~= -huge and v ~= 0 then
+        local s
+        if sci then s = fmt_sci(v)
+        elseif int_mode then s = fmt_fixed(v, 0) .. "."
+        else s = fmt_fixed(v, PRECISION) end
+        width = max(width, #s)
+      end
+    end
+  end
+  return function(v)
+    local s
+    if sci then s = fmt_sci(v)
+    elseif int_mode then
+      s = fmt_fixed(v, 0)
+      if v == v and v ~= huge and v ~= -huge then s = s .. "." end
+    else s = fmt_fixed(v, PRECISION) end
+    return string.rep(" ", width - #s) .. s
+  end, width
+end
+
+local function vector_str(list, cut, indent, format, width)
+  local per_line = max(1, floor((LINEWIDTH - indent) / (width + 2)))
+  local data = {}
+  for i, v in ipairs(list) do
+    if cut and i == EDGEITEMS + 1 then data[#data + 1] = " ..." end
+    data[#data + 1] = format(v)
+  end
+  local lines = {}
+  for i = 1, #data, per_line do
+    lines[#lines + 1] = table.concat(data, ", ", i, min(i + per_line - 1, #data))
+  end
+  return "[" .. table.concat(lines, ",\n" .. string.rep(" ", indent + 1)) .. "]"
+end
+
+local function nested_str(level, d, ndim, cut, indent, format, width)
+  if d == ndim then return vector_str(level, cut[d], indent, format, width) end
+  local parts = {}
+  for i, sub in ipairs(level) do
+    if cut[d] and i == EDGEITEMS + 1 then parts[#parts + 1] = "..." end
+    parts[#parts + 1] = nested_str(sub, d + 1, ndim, cut, indent + 1, format, width)
+  end
+  return "[" .. table.concat(parts, "," .. string.rep("\n", ndim - d) .. string.rep(" ", indent + 1)) .. "]"
+end
+
+local function add_suffixes(body, suffixes, indent)
+  local parts = { body }
+  local nl = body:match(".*()\n")
+  local last_len = #body - (nl or 0) + 1
+  for _, s in ipairs(suffixes) do
+    if last_len + #s + 2 > LINEWIDTH then
+      parts[#parts + 1] = ",\n" .. string.rep(" ", indent) .. s
+      last_len = indent + #s
+    else
+      parts[#parts + 1] = ", " .. s
+      last_len = last_len + #s + 2
+    end
+  end
+  parts[#parts + 1] = ")"
+  return table.concat(parts)
+end
+
+function M.repr(x)
+  if x.h == nil then return "tensor(<freed>)" end
+  local prefix = "tensor("
+  local indent = #prefix
+  local dt = T.dtype_of(x)
+  local dev = T.device_of(x)
+  local sizes, ndim = T.sizes_of(x)
+  local numel = 1
+  for i = 1, ndim do numel = numel * sizes[i] end
+  local suffixes = {}
+  if dev.type ~= "cpu" then suffixes[#suffixes + 1] = "device='" .. tostring(dev) .. "'" end
+  local body
+  if numel == 0 then
+    body = "[]"
+    if ndim ~= 1 then
+      local parts = {}
+      for i = 1, ndim do parts[i] = tostring(sizes[i]) end
+      suffixes[#suffixes + 1] = "size=(" .. table.concat(parts, ", ") .. (ndim == 1 and ",)" or ")")
+    end
+    if dt ~= dtype_mod.default_float then suffixes[#suffixes + 1] = "dtype=" .. tostring(dt) end
+  else
+    if dt ~= dtype_mod.default_float and dt.name ~= "int64" and dt.name ~= "bool" then
+      suffixes[#suffixes + 1] = "dtype=" .. tostring(dt)
+    end
+    local values, nested, cut = shown_values(x, numel > THRESHOLD)
+    local format, width = formatter(values, dt)
+    if ndim == 0 then body = format(values[1])
+    else body = nested_str(nested, 1, ndim, cut, indent, format, width) end
+  end
+  local fn = Tensor.grad_fn_name(x)
+  if fn then
+    suffixes[#suffixes + 1] = "grad_fn=<" .. fn .. ">"
+  elseif x.requires_grad then
+    suffixes[#suffixes + 1] = "requires_grad=True"
+  end
+  return add_suffixes(prefix .. body, suffixes, indent)
+end
+
+_C.state.repr = M.repr
+
+return M

@@ -1,0 +1,288 @@
+--[[
+  torch._views — shape and conversion methods: view, reshape, expand, permute, transpose, t,
+  squeeze, unsqueeze, narrow, select, flatten, split, chunk, *_as forms; to / cpu / cuda /
+  float / double / long / ...; clone, contiguous, detach, copy_, fill_, zero_; item and tolist.
+
+  Dims are 0-based and may be negative, as in PyTorch. Shapes are varargs or a table:
+  x:view(-1, 4) == x:view({-1, 4}).
+
+  Usage:  x:view(2, -1); x:permute(1, 0); x:to("cuda"); x:to(torch.float64); x:tolist()
+]]
+local ffi = require "ffi"
+local _C = require "torch._C"
+local memory = require "torch._memory"
+local args = require "torch._args"
+local dtype_mod = require "torch.dtype"
+local device_mod = require "torch.device"
+local T = require "torch._tensor"
+
+local C, check, Ref = _C.C, _C.check, _C.Ref
+local wrap = memory.wrap
+local Tensor = T.Tensor
+local istype = ffi.istype
+
+local M = {}
+local out = _C.TensorOut()
+local d_out, i_out = _C.DoubleOut(), _C.Int64Out()
+
+local function shaped(name, cfn)
+  return function(self, ...)
+    T.handle(name, 1, self)
+    local sizes, n = args.sizes(name, 2, ...)
+    check(cfn(out, self.h, sizes, n), name)
+    return wrap(out[0])
+  end
+end
+Tensor.view = shaped("view", C.lt_view)
+Tensor.reshape = shaped("reshape", C.lt_reshape)
+Tensor.expand = shaped("expand", C.lt_expand)
+Tensor.permute = shaped("permute", C.lt_permute)
+M.reshape, M.permute = Tensor.reshape, Tensor.permute
+
+function Tensor.view_as(self, other) return Tensor.view(self, T.sizes_of(other)) end
+function Tensor.reshape_as(self, other) return Tensor.reshape(self, T.sizes_of(other)) end
+function Tensor.expand_as(self, other) return Tensor.expand(self, T.sizes_of(other)) end
+
+function M.transpose(self, d0, d1)
+  T.handle("transpose", 1, self)
+  check(C.lt_transpose(out, self.h, args.int("transpose", 2, d0), args.int("transpose", 3, d1)), "transpose")
+  return wrap(out[0])
+end
+Tensor.transpose, Tensor.swapaxes, M.swapaxes = M.transpose, M.transpose, M.transpose
+
+function M.t(self)
+  T.handle("t", 1, self)
+  local n = T.dim_of(self)
+  if n > 2 then error(("t: expects a tensor with <= 2 dimensions, but self is %dD"):format(n), 2) end
+  if n < 2 then return Tensor.alias(self) end
+  return M.transpose(self, 0, 1)
+end
+Tensor.t = M.t
+
+-- A second handle to the same tensor (shares storage and autograd identity).
+function Tensor.alias(self)
+  T.handle("alias", 1, self)
+  check(C.lt_tensor_shallow_copy(out, self.h), "alias")
+  return wrap(out[0])
+end
+
+function M.squeeze(self, dim)
+  T.handle("squeeze", 1, self)
+  local has = dim ~= nil
+  check(C.lt_squeeze(out, self.h, has and 1 or 0, has and args.int("squeeze", 2, dim) or 0), "squeeze")
+  return wrap(out[0])
+end
+Tensor.squeeze = M.squeeze
+
+function M.unsqueeze(self, dim)
+  T.handle("unsqueeze", 1, self)
+  check(C.lt_unsqueeze(out, self.h, args.int("unsqueeze", 2, dim)), "unsqueeze")
+  return wrap(out[0])
+end
+Tensor.unsqueeze = M.unsqueeze
+
+function M.narrow(self, dim, start, length)
+  T.handle("narrow", 1, self)
+  check(C.lt_narrow(out, self.h, args.int("narrow", 2, dim), args.int("narrow", 3, start),
+    args.int("narrow", 4, length)), "narrow")
+  return wrap(out[0])
+end
+Tensor.narrow = M.narrow
+
+function M.select(self, dim, index)
+  T.handle("select", 1, self)
+  check(C.lt_select(out, self.h, args.int("select", 2, dim), args.int("select", 3, index)), "select")
+  return wrap(out[0])
+end
+Tensor.select = M.select
+
+function M.flatten(self, start_dim, end_dim)
+  T.handle("flatten", 1, self)
+  check(C.lt_flatten(out, self.h, args.int("flatten", 2, start_dim, 0), args.int("flatten", 3, end_dim, -1)), "flatten")
+  return wrap(out[0])
+end
+Tensor.flatten = M.flatten
+
+-- split(size_or_sizes, dim=0) -> a Lua array of views
+function M.split(self, split_size, dim)
+  T.handle("split", 1, self)
+  dim = args.int("split", 3, dim, 0)
+  local size = Tensor.size(self, dim)
+  local pieces, start = {}, 0
+  if type(split_size) == "table" then
+    local total = 0
+    for i = 1, #split_size do total = total + args.int("split", 2, split_size[i]) end
+    if total ~= size then
+      error(("split: sizes %s sum to %d, but dim %d has size %d"):format(table.concat(split_size, ","), total, dim, size), 2)
+    end
+    for i = 1, #split_size do
+      pieces[i] = M.narrow(self, dim, start, split_size[i])
+      start = start + split_size[i]
+    end
+  else
+    split_size = args.int("split", 2, split_size)
+    if split_size <= 0 then error("split: split_size must be positive, got " .. split_size, 2) end
+    while start < size do
+      local len = math.min(split_size, size - start)
+      pieces[#pieces + 1] = M.narrow(self, dim, start, len)
+      start = start + len
+    end
+  end
+  return pieces
+end
+Tensor.split = M.split
+
+function M.chunk(self, chunks, dim)
+  T.handle("chunk", 1, self)
+  chunks = args.int("chunk", 2, chunks)
+  if chunks <= 0 then error("chunk: number of chunks must be positive, got " .. chunks, 2) end
+  dim = args.int("chunk", 3, dim, 0)
+  local size = Tensor.size(self, dim)
+  return M.split(self, math.max(1, math.ceil(size / chunks)), dim)
+end
+Tensor.chunk = M.chunk
+
+---------------------------------------------------------------- conversions
+--[[ to(dtype) | to(device) | to(device, dtype) | to(other_tensor) |
+     to({dtype=, device=, non_blocking=, copy=}) ]]
+function Tensor.to(self, a, b, c)
+  T.handle("to", 1, self)
+  local dt, dev, opts
+  for i, v in ipairs({ a, b, c }) do
+    if istype(Ref, v) then
+      dt, dev = T.dtype_of(v), T.device_of(v)
+    elseif dtype_mod.is_dtype(v) then
+      dt = v
+    elseif type(v) == "string" then
+      if dtype_mod.by_name[v:gsub("^torch%.", "")] then dt = dtype_mod.resolve(v) else dev = device_mod.resolve(v, "to", 1) end
+    elseif device_mod.is_device(v) or type(v) == "number" then
+      dev = device_mod.resolve(v, "to", 1)
+    elseif type(v) == "table" then
+      opts = v
+    else
+      args.bad("to", i + 1, "dtype, device, Tensor or options", args.typename(v))
+    end
+  end
+  if opts then
+    if opts.dtype ~= nil then dt = dtype_mod.resolve(opts.dtype, "to", 1) end
+    if opts.device ~= nil then dev = device_mod.resolve(opts.device, "to", 1) end
+  end
+  local dtc, devt, devi = -1, -1, -1
+  if dt then dtc = dt.code end
+  if dev then
+    device_mod.check(dev, "to", 1)
+    devt, devi = device_mod.codes(dev)
+  end
+  check(C.lt_to(out, self.h, dtc, devt, devi, opts and opts.non_blocking and 1 or 0, opts and opts.copy and 1 or 0), "to")
+  return wrap(out[0])
+end
+
+for method, name in pairs({ float = "float32", double = "float64", half = "float16", bfloat16 = "bfloat16",
+  long = "int64", int = "int32", short = "int16", char = "int8", byte = "uint8", bool = "bool" }) do
+  local d = dtype_mod.by_name[name]
+  Tensor[method] = function(self) return Tensor.to(self, d) end
+end
+function Tensor.cpu(self) return Tensor.to(self, device_mod.cpu) end
+function Tensor.cuda(self, index) return Tensor.to(self, device_mod.new("cuda", index)) end
+
+local legacy_names = { float32 = "Float", float64 = "Double", float16 = "Half", bfloat16 = "BFloat16",
+  int64 = "Long", int32 = "Int", int16 = "Short", int8 = "Char", uint8 = "Byte", bool = "Bool",
+  complex64 = "ComplexFloat", complex128 = "ComplexDouble" }
+-- type() -> "torch.FloatTensor" (PyTorch's legacy name); type(dtype) converts.
+function Tensor.type(self, dt)
+  if dt ~= nil then return Tensor.to(self, dtype_mod.resolve(dt, "type", 1)) end
+  local d = T.dtype_of(self)
+  local prefix = T.device_of(self).type == "cuda" and "torch.cuda." or "torch."
+  return prefix .. legacy_names[d.name] .. "Tensor"
+end
+
+function Tensor.clone(self)
+  T.handle("clone", 1, self)
+  check(C.lt_clone(out, self.h), "clone")
+  return wrap(out[0])
+end
+
+function Tensor.contiguous(self)
+  T.handle("contiguous", 1, self)
+  check(C.lt_contiguous(out, self.h), "contiguous")
+  return wrap(out[0])
+end
+
+function Tensor.detach(self)
+  T.handle("detach", 1, self)
+  check(C.lt_detach(out, self.h), "detach")
+  return wrap(out[0])
+end
+
+function Tensor.copy_(self, src)
+  T.handle("copy_", 1, self)
+  T.handle("copy_", 2, src)
+  check(C.lt_copy_(self.h, src.h), "copy_")
+  return self
+end
+
+function Tensor.fill_(self, value)
+  T.handle("fill_", 1, self)
+  local v, kind = args.scalar(value)
+  if v == nil then args.bad("fill_", 2, "number or boolean", args.typename(value)) end
+  check(C.lt_fill_(self.h, v, kind), "fill_")
+  return self
+end
+
+function Tensor.zero_(self)
+  T.handle("zero_", 1, self)
+  check(C.lt_zero_(self.h), "zero_")
+  return self
+end
+M.clone, M.detach = Tensor.clone, Tensor.detach
+
+---------------------------------------------------------------- values out
+-- item(): a Lua number (boolean for bool tensors); the tensor must hold exactly one element.
+function Tensor.item(self)
+  T.handle("item", 1, self)
+  local dt = T.dtype_of(self)
+  if dt.is_floating_point then
+    check(C.lt_tensor_item_double(self.h, d_out), "item")
+    return d_out[0]
+  end
+  check(C.lt_tensor_item_int64(self.h, i_out), "item")
+  if dt.name == "bool" then return i_out[0] ~= 0 end
+  return tonumber(i_out[0])
+end
+
+local function build(buf, sizes, depth, pos, as_bool)
+  local n = sizes[depth]
+  local t = {}
+  if depth == #sizes then
+    for i = 1, n do
+      local v = tonumber(buf[pos + i - 1])
+      if as_bool then v = v ~= 0 end
+      t[i] = v
+    end
+    return t, pos + n
+  end
+  for i = 1, n do t[i], pos = build(buf, sizes, depth + 1, pos, as_bool) end
+  return t, pos
+end
+
+-- The values as nested Lua arrays (1-based tables); a 0-dim tensor gives its item().
+-- Also the bulk read used by printing: flat = true returns the flat buffer and the sizes.
+function Tensor.tolist(self, flat)
+  T.handle("tolist", 1, self)
+  local sizes, ndim = T.sizes_of(self)
+  if ndim == 0 and not flat then return Tensor.item(self) end
+  local dt = T.dtype_of(self)
+  local numel = 1
+  for i = 1, ndim do numel = numel * sizes[i] end
+  local buf, code
+  if dt.is_floating_point or dt.is_complex then
+    buf, code = ffi.new("double[?]", math.max(numel, 1)), 7
+  else
+    buf, code = ffi.new("int64_t[?]", math.max(numel, 1)), 4
+  end
+  check(C.lt_tensor_copy_to_buffer(self.h, code, buf, numel), "tolist")
+  if flat then return buf, sizes, numel end
+  return (build(buf, sizes, 1, 0, dt.name == "bool"))
+end
+
+return M

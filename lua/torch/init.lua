@@ -1,0 +1,106 @@
+--[[
+  torch — ltorch's Lua library: PyTorch's tensor engine (libtorch) with PyTorch's names.
+
+      local torch = require "torch"
+      local x = torch.randn(3, 4, {requires_grad = true})
+      local loss = (x * x):sum()
+      loss:backward()
+      print(x.grad)                    -- 2 * x
+
+  Conventions (README has the full list): dims and indices are 0-based as in PyTorch; Lua
+  tables (shapes from x:size(), x:tolist()) stay 1-based; keyword arguments are a trailing
+  table; comparisons are methods (x:lt(y)); no_grad and friends take a function.
+
+  This file only assembles the namespace from the modules that implement it.
+]]
+local ffi = require "ffi"
+local _C = require "torch._C"
+local memory = require "torch._memory"
+local args = require "torch._args"
+local dtype_mod = require "torch.dtype"
+local device_mod = require "torch.device"
+local T = require "torch._tensor"
+local creation = require "torch._creation"
+local math_ops = require "torch._ops_math"
+local reduce_ops = require "torch._ops_reduce"
+local views = require "torch._views"
+local indexing = require "torch._indexing"
+require "torch._tensor_str"
+local autograd = require "torch.autograd"
+
+local C, check = _C.C, _C.check
+
+local torch = {}
+
+local function merge(src)
+  for k, v in pairs(src) do torch[k] = v end
+end
+merge(creation)
+merge(math_ops)
+merge(reduce_ops)
+merge(views)
+
+-- dtypes: torch.float32, torch.float, torch.int64, torch.long, ...
+for name, d in pairs(dtype_mod.by_name) do torch[name] = d end
+
+torch.Tensor = T.Tensor
+torch.Size = function(list) return T.new_size(list or {}) end
+torch.is_tensor = T.is_tensor
+torch.newaxis = indexing.newaxis
+
+torch.device = function(spec, index)
+  if index ~= nil then spec = spec .. ":" .. tostring(index) end
+  return device_mod.resolve(spec, "device", 1)
+end
+torch.cuda = device_mod.cuda
+torch.backends = { mps = device_mod.mps }
+
+torch.autograd = autograd
+torch.no_grad = autograd.no_grad
+torch.enable_grad = autograd.enable_grad
+torch.set_grad_enabled = autograd.set_grad_enabled
+torch.is_grad_enabled = autograd.is_grad_enabled
+torch.inference_mode = autograd.inference_mode
+torch.is_inference_mode_enabled = autograd.is_inference_mode_enabled
+torch.set_detect_anomaly = autograd.set_detect_anomaly
+torch.is_anomaly_enabled = autograd.is_anomaly_enabled
+
+torch.scope = memory.scope
+torch.free = function(x) return T.Tensor.free(x) end
+torch.memory_stats = memory.stats
+torch.collect = memory.collect
+
+torch.__version__ = "0.1.0"
+torch.libtorch_version = ffi.string(C.lt_version())
+
+function torch.manual_seed(seed)
+  seed = args.int("manual_seed", 1, seed)
+  if seed < 0 then error("manual_seed: seed must be non-negative, got " .. seed, 2) end
+  check(C.lt_manual_seed(seed), "manual_seed")
+end
+torch.seed = torch.manual_seed
+
+function torch.set_num_threads(n)
+  check(C.lt_set_num_threads(args.int("set_num_threads", 1, n)), "set_num_threads")
+end
+
+function torch.get_num_threads()
+  local n = _C.IntOut()
+  check(C.lt_get_num_threads(n), "get_num_threads")
+  return n[0]
+end
+
+function torch.get_default_dtype() return dtype_mod.default_float end
+function torch.set_default_dtype(d)
+  d = dtype_mod.resolve(d, "set_default_dtype", 1)
+  if not d.is_floating_point then
+    error("set_default_dtype: only floating-point types are supported as the default type, got " .. tostring(d), 2)
+  end
+  dtype_mod.default_float = d
+end
+
+function torch.numel(x) return T.Tensor.numel(x) end
+
+torch.nn = { functional = require "torch.nn.functional" }
+
+return torch
