@@ -9,7 +9,7 @@
 --   images: dims {N, 28, 28}, dtype "uint8", pixels 0..255, row-major
 --   labels: dims {N},         dtype "uint8", class index 0..9 (see `classes`)
 --   N = 60000 for "train", 10000 for "test".
--- Raw only: no tensors here (the tensor side wraps `data` with torch.from_buffer).
+-- `load(split)` returns the same as tensors: uint8 images (N, 28, 28), int64 labels (N).
 --
 -- Use:
 --   local fmnist = require "torch.data.fashion_mnist"
@@ -85,6 +85,15 @@ function M.load_raw(split, dir)
   check(images_path, images, { s.count, 28, 28 })
   check(labels_path, labels, { s.count })
   return images, labels
+end
+
+-- load(split [, dir]) -> images uint8 tensor (N, 28, 28), labels int64 tensor (N)
+function M.load(split, dir)
+  local torch = require "torch"
+  local images, labels = M.load_raw(split, dir)
+  local x = torch.from_buffer(images.data, { dtype = torch.uint8, shape = images.dims })
+  local y = torch.from_buffer(labels.data, { dtype = torch.uint8, shape = labels.dims }):long()
+  return x, y
 end
 
 return M
