@@ -1,0 +1,28 @@
+/*
+ * internal.h — declarations shared between the runtime's own files; not for hosts.
+ *
+ * Why: ltorch.h is the embedding API and stays small; the pieces state.c and call.c
+ * assemble (module paths, the Ctrl-C machinery) are declared here instead.
+ *
+ * What: paths.c finds the executable and ltorch's Lua directory and edits
+ * package.path; interrupt.c arms/disarms the SIGINT handler around protected calls
+ * and publishes the pending-interrupt flag in _LTORCH.
+ *
+ * How: include after ltorch.h, from the runtime's .c files only.
+ */
+#ifndef LTORCH_INTERNAL_H
+#define LTORCH_INTERNAL_H
+
+#include <lua.h>
+
+/* paths.c — returned strings are malloc'd; the caller frees them. */
+char *ltorch_exe_path(void);
+char *ltorch_find_lua_dir(const char *exe_path, unsigned flags);
+void ltorch_prepend_path(lua_State *L, const char *lua_dir);
+
+/* interrupt.c — arm/disarm nest; only the outermost pair touches the handler. */
+void ltorch_interrupt_arm(lua_State *L);
+void ltorch_interrupt_disarm(lua_State *L);
+void ltorch_interrupt_register(lua_State *L, int table_index);
+
+#endif /* LTORCH_INTERNAL_H */
