@@ -259,6 +259,37 @@ int lt_inference_mode_exit(void *guard);
 int lt_is_inference_mode(int *out);
 int lt_set_anomaly_enabled(int enabled);
 int lt_anomaly_enabled(int *out);
+/* ---- generic operator calls: any registered ATen operator through the boxed dispatcher ----
+ * The generated op surface (lua/torch/_gen/) uses these: the Lua side knows each overload's
+ * schema and packs arguments as tagged values; results come back the same way. */
+typedef enum lt_value_tag {
+  LT_V_NONE = 0, LT_V_TENSOR = 1, LT_V_INT = 2, LT_V_DOUBLE = 3, LT_V_BOOL = 4,
+  LT_V_SCALAR_INT = 5, LT_V_SCALAR_DOUBLE = 6, LT_V_SCALAR_BOOL = 7,
+  LT_V_INT_LIST = 8, LT_V_DOUBLE_LIST = 9, LT_V_BOOL_LIST = 10,
+  LT_V_TENSOR_LIST = 11, LT_V_OPT_TENSOR_LIST = 12, LT_V_STRING = 13,
+  LT_V_DEVICE = 14, LT_V_SCALAR_TYPE = 15, LT_V_LAYOUT = 16, LT_V_MEMORY_FORMAT = 17,
+  LT_V_SYM_INT = 18, LT_V_SYM_INT_LIST = 19
+} lt_value_tag;
+
+/* One argument or result. Lists: p points at n elements (int64_t, double, int (bools) or
+ * lt_tensor* (NULL = None in optional lists)). Strings: p is a NUL-terminated char*. Devices:
+ * i = type code, n = index. Result lists are allocated by the bindings: release them with
+ * lt_value_release(). */
+typedef struct lt_value {
+  int tag;
+  int64_t i;
+  double d;
+  const void *p;
+  int64_t n;
+} lt_value;
+
+typedef struct lt_op lt_op;
+/* Finds "aten::name" with overload ("" for the default one); *out = NULL if not registered. */
+int lt_op_find(lt_op **out, const char *name, const char *overload);
+int lt_op_schema(const lt_op *op, const char **out);   /* the registered schema, as text */
+int lt_op_call(const lt_op *op, const lt_value *args, int nargs, lt_value *results, int capacity,
+               int *nresults);
+void lt_value_release(lt_value *v);
 /* LT_CDEF_END */
 
 #ifdef __cplusplus

@@ -1,0 +1,396 @@
+--[[
+  torch._dispatch — the generated op surface: every overload listed in torch._gen.ops (from
+  libtorch's native_functions.yaml) callable as torch.X(...) and x:X(...), through the boxed
+  dispatcher in bindings/lt_dispatch.cpp.
+
+  Resolution follows PyTorch's Python binding: the overloads of a name are tried in order
+  (those taking Tensors before those taking Scalars at the same position); positional Lua
+  arguments fill the non-keyword-only parameters, a trailing table of string keys supplies
+  parameters by name (keyword-only ones such as `out`, `dtype`, `alpha`), PyTorch's defaults
+  fill the rest. The first overload whose parameters all accept the given values wins. An
+  integral Lua number is a Python int, so it matches `int` and `Scalar`, never only `float`.
+
+  Results: one tensor -> a tensor; several -> several Lua values; Tensor[] -> a Lua array;
+  an in-place or out= result that aliases an argument returns that same argument object.
+
+  Usage:  local dispatch = require "torch._dispatch"
+          dispatch.function_for("logaddexp")(a, b);  dispatch.method_for("addcmul")
+          torch._ops  -- the array of bound overloads (entries of torch._gen.ops found in libtorch)
+]]
+local ffi = require "ffi"
+local _C = require "torch._C"
+local memory = require "torch._memory"
+local schema = require "torch._schema"
+local args = require "torch._args"
+local dtype_mod = require "torch.dtype"
+local device_mod = require "torch.device"
+local gen = require "torch._gen.ops"
+
+local C, Ref, state = _C.C, _C.Ref, _C.state
+local istype = ffi.istype
+local wrap = memory.wrap
+
+local M = {}
+
+local MAX_ARGS, MAX_RESULTS = 64, 16
+local argv = ffi.new("lt_value[?]", MAX_ARGS)
+local results = ffi.new("lt_value[?]", MAX_RESULTS)
+local nresults = ffi.new("int[1]")
+local op_out = ffi.new("lt_op*[1]")
+
+-- V tags (lt_value_tag in bindings/lt.h)
+local V = { NONE = 0, TENSOR = 1, INT = 2, DOUBLE = 3, BOOL = 4, SCALAR_INT = 5, SCALAR_DOUBLE = 6,
+  SCALAR_BOOL = 7, INT_LIST = 8, DOUBLE_LIST = 9, BOOL_LIST = 10, TENSOR_LIST = 11, OPT_TENSOR_LIST = 12,
+  STRING = 13, DEVICE = 14, SCALAR_TYPE = 15, LAYOUT = 16, MEMORY_FORMAT = 17, SYM_INT = 18, SYM_INT_LIST = 19 }
+
+---------------------------------------------------------------- the index of names
+-- name -> list of raw entries {func, variants, module}; built once per state.
+local index = state.op_index
+if not index then
+  index = { by_name = {}, count = 0 }
+  for _, e in ipairs(gen.ops) do
+    local name = e[1]:match("^([%w_]+)")
+    local list = index.by_name[name]
+    if not list then list = {}; index.by_name[name] = list end
+    list[#list + 1] = e
+  end
+  state.op_index = index
+end
+M.index = index
+
+---------------------------------------------------------------- value matching
+local memory_formats = { contiguous_format = 0, preserve_format = 1, channels_last = 2, channels_last_3d = 3 }
+local layouts = { strided = 0, sparse_coo = 1, sparse_csr = 2, mkldnn = 3 }
+
+local function is_int(v) return type(v) == "number" and v == math.floor(v) and v > -2 ^ 63 and v < 2 ^ 63 end
+
+--[[ Converts Lua value v for parameter p into slot (an lt_value), keeping cdata in `keep`.
+     Returns true, or false plus what was expected. ]]
+local function pack(p, v, slot, keep)
+  if v == nil then
+    if p.optional or p.type == "Generator" then slot.tag = V.NONE; return true end
+    return false, p.type .. (p.list and "[]" or "")
+  end
+  local t = p.type
+  if p.list then
+    if t == "Tensor" then
+      if type(v) ~= "table" then return false, "table of Tensors" end
+      local n = table.maxn(v)
+      local arr = ffi.new("const lt_tensor*[?]", n > 0 and n or 1)
+      for i = 1, n do
+        local x = v[i]
+        if istype(Ref, x) then arr[i - 1] = x.h
+        elseif x == nil and p.element_optional then arr[i - 1] = nil
+        else return false, "table of Tensors" end
+      end
+      keep[#keep + 1] = arr
+      slot.tag, slot.p, slot.n = p.element_optional and V.OPT_TENSOR_LIST or V.TENSOR_LIST, arr, n
+      return true
+    end
+    local list = v
+    if type(v) == "number" or type(v) == "boolean" then
+      if p.list > 0 then   -- int[2] accepts one int for all (PyTorch's IntArrayRef broadcast)
+        list = {}
+        for i = 1, p.list do list[i] = v end
+      else
+        list = { v }
+      end
+    elseif type(v) ~= "table" or istype(Ref, v) then
+      return false, t .. "[]"
+    end
+    local n = #list
+    if t == "bool" then
+      local arr = ffi.new("int[?]", n > 0 and n or 1)
+      for i = 1, n do
+        if type(list[i]) ~= "boolean" then return false, "table of booleans" end
+        arr[i - 1] = list[i] and 1 or 0
+      end
+      keep[#keep + 1] = arr
+      slot.tag, slot.p, slot.n = V.BOOL_LIST, arr, n
+      return true
+    end
+    local is_float = t == "float"
+    local arr = ffi.new(is_float and "double[?]" or "int64_t[?]", n > 0 and n or 1)
+    for i = 1, n do
+      local x = list[i]
+      if is_float then
+        if type(x) ~= "number" then return false, "table of numbers" end
+      elseif not is_int(x) then
+        return false, "table of integers"
+      end
+      arr[i - 1] = x
+    end
+    keep[#keep + 1] = arr
+    slot.tag, slot.p, slot.n = is_float and V.DOUBLE_LIST or V.INT_LIST, arr, n
+    return true
+  end
+  if t == "Tensor" then
+    if not istype(Ref, v) then return false, "Tensor" end
+    slot.tag, slot.p = V.TENSOR, v.h
+  elseif t == "int" or t == "SymInt" then
+    if not is_int(v) then return false, "int" end
+    slot.tag, slot.i = V.INT, v
+  elseif t == "float" then
+    if type(v) ~= "number" then return false, "float" end
+    slot.tag, slot.d = V.DOUBLE, v
+  elseif t == "bool" then
+    if type(v) ~= "boolean" then return false, "bool" end
+    slot.tag, slot.i = V.BOOL, v and 1 or 0
+  elseif t == "Scalar" then
+    if type(v) == "boolean" then slot.tag, slot.i = V.SCALAR_BOOL, v and 1 or 0
+    elseif is_int(v) then slot.tag, slot.i = V.SCALAR_INT, v
+    elseif type(v) == "number" then slot.tag, slot.d = V.SCALAR_DOUBLE, v
+    else return false, "number (Scalar)" end
+  elseif t == "str" then
+    if type(v) ~= "string" then return false, "string" end
+    keep[#keep + 1] = v
+    slot.tag, slot.p = V.STRING, v
+  elseif t == "ScalarType" then
+    local d = dtype_mod.is_dtype(v) and v or (type(v) == "string" and dtype_mod.by_name[v:gsub("^torch%.", "")])
+    if type(v) == "number" and dtype_mod.by_code[v] then d = dtype_mod.by_code[v] end
+    if not d then return false, "dtype" end
+    slot.tag, slot.i = V.SCALAR_TYPE, d.code
+  elseif t == "Device" then
+    if not (device_mod.is_device(v) or type(v) == "string") then return false, "device" end
+    local ok, d = pcall(device_mod.resolve, v)
+    if not ok then return false, "device" end
+    local dt, di = device_mod.codes(d)
+    slot.tag, slot.i, slot.n = V.DEVICE, dt, di
+  elseif t == "Layout" then
+    local code = type(v) == "number" and v or layouts[v]
+    if code == nil then return false, "layout ('strided')" end
+    slot.tag, slot.i = V.LAYOUT, code
+  elseif t == "MemoryFormat" then
+    local code = type(v) == "number" and v or memory_formats[v]
+    if code == nil then return false, "memory format ('contiguous_format', 'channels_last', ...)" end
+    slot.tag, slot.i = V.MEMORY_FORMAT, code
+  elseif t == "Generator" then
+    return false, "nil (explicit generators are not supported; use torch.manual_seed)"
+  else
+    return false, t
+  end
+  return true
+end
+
+---------------------------------------------------------------- overloads
+local function order_key(parsed)
+  -- Tensor parameters before Scalar ones (PyTorch's sort_overloads); out= variants last (they
+  -- match only when `out` is given, so trying them last costs nothing and reads better).
+  local key = 0
+  for i, a in ipairs(parsed.args) do
+    if a.type == "Scalar" then key = key + 2 ^ (-i) end
+    if a.kwarg_only and a.writes then key = key + 1000 end
+  end
+  return key
+end
+
+-- Parsed, resolved overloads for a name ({entry, op} in trial order); cached per state.
+local function overloads(name)
+  local cache = state.op_overloads or {}
+  state.op_overloads = cache
+  local list = cache[name]
+  if list then return list end
+  list = {}
+  for _, e in ipairs(index.by_name[name] or {}) do
+    local parsed = schema.parse(e[1])
+    local ok = C.lt_op_find(op_out, "aten::" .. parsed.name, parsed.overload)
+    if ok == 0 and op_out[0] ~= nil then
+      parsed.op = op_out[0]
+      parsed.variants = e[2]
+      parsed.module = e[3]
+      parsed.order = order_key(parsed)
+      parsed.position = #list
+      list[#list + 1] = parsed
+    end
+  end
+  table.sort(list, function(a, b)
+    if a.order ~= b.order then return a.order < b.order end
+    return a.position < b.position
+  end)
+  cache[name] = list
+  return list
+end
+M.overloads = overloads
+
+--[[ Binds Lua arguments to one overload's parameters. Returns the number of packed values, or
+     nil plus a reason. `self_obj` (for methods) goes to the parameter named self. ]]
+local function bind(entry, self_obj, positional, npos, kwargs, keep, bound)
+  local params = entry.args
+  local pi = 1
+  local used_kw = 0
+  for i, p in ipairs(params) do
+    local v, given
+    if self_obj ~= nil and p.name == "self" then
+      v, given = self_obj, true
+    elseif not p.kwarg_only and pi <= npos then
+      v, given = positional[pi], true
+      pi = pi + 1
+    elseif kwargs and kwargs[p.name] ~= nil then
+      v, given = kwargs[p.name], true
+      used_kw = used_kw + 1
+    elseif p.has_default then
+      v = p.default
+    elseif p.optional then
+      v = nil
+    else
+      return nil, ("missing argument '%s'"):format(p.name)
+    end
+    local ok, expected = pack(p, v, argv[i - 1], keep)
+    if not ok then
+      return nil, ("argument '%s' must be %s, got %s"):format(p.name, expected, given and args.typename(v) or "default")
+    end
+    bound[i] = v
+  end
+  if pi <= npos then return nil, ("takes %d positional arguments, got %d"):format(pi - 1, npos) end
+  if kwargs then
+    local n = 0
+    for _ in pairs(kwargs) do n = n + 1 end
+    if n ~= used_kw then
+      for k in pairs(kwargs) do
+        local known = false
+        for _, p in ipairs(params) do if p.name == k then known = true end end
+        if not known then return nil, ("unexpected keyword '%s'"):format(tostring(k)) end
+      end
+    end
+  end
+  return #params
+end
+
+local function unpack_results(entry, n, bound)
+  local outs = {}
+  -- The k-th result annotated (a!) aliases the k-th argument annotated (a!).
+  local written, next_written = {}, 1
+  for j, p in ipairs(entry.args) do
+    if p.writes and p.type == "Tensor" and not p.list then written[#written + 1] = bound[j] end
+  end
+  for i = 0, n - 1 do
+    local r, ret = results[i], entry.returns[i + 1]
+    local tag = r.tag
+    if tag == V.TENSOR then
+      -- An in-place/out= result aliases the argument it wrote: hand back that object.
+      local aliased
+      if ret and ret.writes then
+        aliased = written[next_written]
+        next_written = next_written + 1
+        if not istype(Ref, aliased) then aliased = nil end
+      end
+      local t = wrap(ffi.cast("lt_tensor*", r.p))
+      if aliased then t:free(); t = aliased end
+      outs[i + 1] = t
+    elseif tag == V.TENSOR_LIST then
+      local list = {}
+      local hs = ffi.cast("lt_tensor**", r.p)
+      for j = 0, tonumber(r.n) - 1 do list[j + 1] = wrap(hs[j]) end
+      -- The handles now belong to Lua; release only the array (as an int list would be).
+      r.tag = V.INT_LIST
+      C.lt_value_release(r)
+      outs[i + 1] = list
+    elseif tag == V.INT then
+      local v = tonumber(r.i)
+      if ret and ret.type == "ScalarType" then v = dtype_mod.from_code(v) end
+      outs[i + 1] = v
+    elseif tag == V.DOUBLE then outs[i + 1] = r.d
+    elseif tag == V.BOOL then outs[i + 1] = r.i ~= 0
+    elseif tag == V.INT_LIST or tag == V.DOUBLE_LIST then
+      local list = {}
+      local p = ffi.cast(tag == V.INT_LIST and "int64_t*" or "double*", r.p)
+      for j = 0, tonumber(r.n) - 1 do list[j + 1] = tonumber(p[j]) end
+      C.lt_value_release(r)
+      outs[i + 1] = list
+    elseif tag == V.STRING then
+      outs[i + 1] = ffi.string(r.p, r.n)
+      C.lt_value_release(r)
+    elseif tag == V.DEVICE then
+      outs[i + 1] = device_mod.from_codes(tonumber(r.i), tonumber(r.n))
+    else
+      outs[i + 1] = nil
+    end
+  end
+  return outs, n
+end
+
+local function signatures(name, list, display)
+  local lines = {}
+  for _, e in ipairs(list) do lines[#lines + 1] = "  " .. schema.signature(e, display) end
+  return table.concat(lines, "\n")
+end
+
+-- Calls `name` with Lua arguments; self_obj non-nil for a method call.
+local function call(name, display, list, self_obj, ...)
+  local npos = select("#", ...)
+  local positional = { ... }
+  local kwargs = nil
+  if npos > 0 and args.is_options(positional[npos]) then
+    kwargs = positional[npos]
+    positional[npos] = nil
+    npos = npos - 1
+  end
+  local first_reason
+  for _, entry in ipairs(list) do
+    if (self_obj == nil and entry.variants:find("f", 1, true)) or (self_obj ~= nil and entry.variants:find("m", 1, true)) then
+      local keep, bound = {}, {}
+      local n, reason = bind(entry, self_obj, positional, npos, kwargs, keep, bound)
+      if n then
+        if C.lt_op_call(entry.op, argv, n, results, MAX_RESULTS, nresults) ~= 0 then
+          error(display .. ": " .. _C.last_error(), 3)
+        end
+        local outs, count = unpack_results(entry, nresults[0], bound)
+        return unpack(outs, 1, count)
+      end
+      first_reason = first_reason or reason
+    end
+  end
+  local given = {}
+  if self_obj ~= nil then given[1] = "Tensor self" end
+  for i = 1, npos do given[#given + 1] = args.typename(positional[i]) end
+  if kwargs then
+    for k, v in pairs(kwargs) do given[#given + 1] = tostring(k) .. "=" .. args.typename(v) end
+  end
+  error(("%s: no overload accepts (%s): %s\naccepted signatures:\n%s"):format(display, table.concat(given, ", "),
+    first_reason or "no matching variant", signatures(name, list, display)), 3)
+end
+
+-- torch.X for a schema name, or nil when no function variant exists.
+function M.function_for(name, display)
+  local list = overloads(name)
+  local any = false
+  for _, e in ipairs(list) do if e.variants:find("f", 1, true) then any = true end end
+  if not any then return nil end
+  display = display or ("torch." .. name)
+  return function(...) return call(name, display, list, nil, ...) end
+end
+
+-- x:X for a schema name, or nil when no method variant exists.
+function M.method_for(name)
+  local list = overloads(name)
+  local any = false
+  for _, e in ipairs(list) do if e.variants:find("m", 1, true) then any = true end end
+  if not any then return nil end
+  local display = "Tensor." .. name
+  return function(self, ...)
+    if not istype(Ref, self) then args.bad(name, 1, "Tensor", args.typename(self)) end
+    return call(name, display, list, self, ...)
+  end
+end
+
+-- Every overload found in the loaded libtorch (the count issue #3 reports).
+function M.all_ops()
+  local all = {}
+  for name in pairs(index.by_name) do
+    for _, e in ipairs(overloads(name)) do all[#all + 1] = e end
+  end
+  return all
+end
+
+-- Names of generated functions in a python module (nn, linalg, special, fft) -> short names.
+function M.module_names(module)
+  local names = {}
+  for name, list in pairs(index.by_name) do
+    for _, e in ipairs(list) do
+      if e[3] == module then names[name] = true end
+    end
+  end
+  return names
+end
+
+return M

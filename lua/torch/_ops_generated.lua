@@ -1,0 +1,65 @@
+--[[
+  torch._ops_generated — wires the generated op surface (torch._dispatch) into the namespaces:
+    torch.X          any schema function not written by hand (looked up on first use, then cached)
+    x:X              any schema method not written by hand (through the Tensor metatype)
+    torch.linalg.X, torch.special.X, torch.fft.X   the schema's linalg_X, special_X, fft_X
+    torch._nn.X      the schema's python_module: nn ops (what torch.nn.functional builds on)
+    torch._ops       the array of bound overloads found in the loaded libtorch
+  Hand-written functions and methods stay first: they are the fast paths and keep ltorch's own
+  argument conventions; the generated ones fill everything else.
+
+  Usage: require("torch._ops_generated").install(torch), done by torch/init.lua.
+]]
+local _C = require "torch._C"
+local T = require "torch._tensor"
+local dispatch = require "torch._dispatch"
+
+local M = {}
+
+local function lazy_namespace(prefix, display)
+  return setmetatable({}, {
+    __index = function(t, k)
+      if type(k) ~= "string" then return nil end
+      local f = dispatch.function_for(prefix .. k, display .. k)
+      if f then rawset(t, k, f) end
+      return f
+    end,
+  })
+end
+
+function M.install(torch)
+  local Tensor = T.Tensor
+  _C.state.generated_method = function(k)
+    local f = dispatch.method_for(k)
+    if f then rawset(Tensor, k, f) end
+    return f
+  end
+  torch.linalg = lazy_namespace("linalg_", "torch.linalg.")
+  torch.special = lazy_namespace("special_", "torch.special.")
+  torch.fft = lazy_namespace("fft_", "torch.fft.")
+  torch._nn = lazy_namespace("", "torch._nn.")
+  setmetatable(torch, {
+    __index = function(t, k)
+      if k == "_ops" then
+        local all = dispatch.all_ops()
+        rawset(t, k, all)
+        return all
+      end
+      if type(k) ~= "string" then return nil end
+      local f = dispatch.function_for(k)
+      if f then rawset(t, k, f) end
+      return f
+    end,
+  })
+  local F = torch.nn.functional
+  setmetatable(F, {
+    __index = function(t, k)
+      if type(k) ~= "string" then return nil end
+      local f = dispatch.function_for(k, "torch.nn.functional." .. k)
+      if f then rawset(t, k, f) end
+      return f
+    end,
+  })
+end
+
+return M
