@@ -27,7 +27,13 @@ int lt_tensor_requires_grad(const lt_tensor *t, int *out) {
 
 int lt_tensor_set_requires_grad(lt_tensor *t, int requires_grad) {
   LT_TRY
-  lt::get_mut(t).set_requires_grad(requires_grad != 0);
+  at::Tensor &self = lt::get_mut(t);
+  /* libtorch would keep requires_grad true through the grad_fn: say so, as PyTorch does. */
+  if (!requires_grad && !self.is_leaf())
+    throw lt::ValueError("you can only change requires_grad flags of leaf variables. If you want to use a "
+                         "computed variable in a subgraph that doesn't require differentiation use "
+                         "var_no_grad = var.detach().");
+  self.set_requires_grad(requires_grad != 0);
   LT_CATCH
 }
 

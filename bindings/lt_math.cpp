@@ -21,6 +21,7 @@
 #include <ATen/ops/masked_fill.h>
 #include <ATen/ops/silu.h>
 #include <ATen/ops/where.h>
+#include <cmath>
 
 namespace {
 
@@ -106,6 +107,14 @@ void unary_(int op, at::Tensor &t) {
   }
 }
 
+/* alpha and clamp bounds arrive as doubles; an integral value must reach libtorch as an int, or
+ * integer tensors reject alpha ("alpha must not be a floating point number") even for plain
+ * a + b, and clamp(int64 tensor, 0, 3) would promote to float. */
+at::Scalar number_scalar(double v) {
+  if (std::floor(v) == v && std::fabs(v) < 9.0e18) return at::Scalar(static_cast<int64_t>(v));
+  return at::Scalar(v);
+}
+
 at::Tensor binary(int op, const at::Tensor &a, const at::Tensor &b, const at::Scalar &alpha) {
   switch (op) {
     case LT_ADD: return a.add(b, alpha);
@@ -183,13 +192,13 @@ int lt_unary_(int op, lt_tensor *t) {
 
 int lt_binary(lt_tensor **out, int op, const lt_tensor *a, const lt_tensor *b, double alpha) {
   LT_TRY
-  *out = lt::wrap(binary(op, lt::get(a), lt::get(b), at::Scalar(alpha)));
+  *out = lt::wrap(binary(op, lt::get(a), lt::get(b), number_scalar(alpha)));
   LT_CATCH
 }
 
 int lt_binary_(int op, lt_tensor *a, const lt_tensor *b, double alpha) {
   LT_TRY
-  binary_(op, lt::get_mut(a), lt::get(b), at::Scalar(alpha));
+  binary_(op, lt::get_mut(a), lt::get(b), number_scalar(alpha));
   LT_CATCH
 }
 
@@ -213,16 +222,16 @@ int lt_scalar_binary(lt_tensor **out, int op, double a, int kind, const lt_tenso
 
 int lt_clamp(lt_tensor **out, const lt_tensor *t, int has_min, double min, int has_max, double max) {
   LT_TRY
-  c10::optional<at::Scalar> lo = has_min ? c10::optional<at::Scalar>(min) : c10::nullopt;
-  c10::optional<at::Scalar> hi = has_max ? c10::optional<at::Scalar>(max) : c10::nullopt;
+  c10::optional<at::Scalar> lo = has_min ? c10::optional<at::Scalar>(number_scalar(min)) : c10::nullopt;
+  c10::optional<at::Scalar> hi = has_max ? c10::optional<at::Scalar>(number_scalar(max)) : c10::nullopt;
   *out = lt::wrap(at::clamp(lt::get(t), lo, hi));
   LT_CATCH
 }
 
 int lt_clamp_(lt_tensor *t, int has_min, double min, int has_max, double max) {
   LT_TRY
-  c10::optional<at::Scalar> lo = has_min ? c10::optional<at::Scalar>(min) : c10::nullopt;
-  c10::optional<at::Scalar> hi = has_max ? c10::optional<at::Scalar>(max) : c10::nullopt;
+  c10::optional<at::Scalar> lo = has_min ? c10::optional<at::Scalar>(number_scalar(min)) : c10::nullopt;
+  c10::optional<at::Scalar> hi = has_max ? c10::optional<at::Scalar>(number_scalar(max)) : c10::nullopt;
   at::clamp_(lt::get_mut(t), lo, hi);
   LT_CATCH
 }

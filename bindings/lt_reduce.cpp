@@ -101,7 +101,11 @@ extern "C" {
 
 int lt_reduce(lt_tensor **out, int op, const lt_tensor *t, const int64_t *dims, int ndims, int keepdim, int dtype) {
   LT_TRY
-  *out = lt::wrap(reduce(op, lt::get(t), lt::int_list(dims, ndims), keepdim != 0, maybe_dtype(dtype)));
+  const at::Tensor &x = lt::get(t);
+  at::Tensor r = reduce(op, x, lt::int_list(dims, ndims), keepdim != 0, maybe_dtype(dtype));
+  /* dim=None with keepdim=True keeps every dim as size 1, as PyTorch's x.sum(None, True). */
+  if (ndims == 0 && keepdim && r.dim() != x.dim()) r = r.reshape(std::vector<int64_t>(static_cast<size_t>(x.dim()), 1));
+  *out = lt::wrap(std::move(r));
   LT_CATCH
 }
 
@@ -124,7 +128,9 @@ int lt_var(lt_tensor **out, const lt_tensor *t, const int64_t *dims, int ndims, 
            int is_std) {
   LT_TRY
   at::OptionalIntArrayRef d = ndims > 0 ? at::OptionalIntArrayRef(lt::int_list(dims, ndims)) : c10::nullopt;
-  auto c = static_cast<int64_t>(correction);
+  /* An optional, not a plain int64: a plain one would pick the (dim, bool unbiased) overload and
+   * turn correction=2 into unbiased=true. */
+  auto c = c10::optional<int64_t>(static_cast<int64_t>(correction));
   *out = lt::wrap(is_std ? at::std(lt::get(t), d, c, keepdim != 0) : at::var(lt::get(t), d, c, keepdim != 0));
   LT_CATCH
 }
@@ -132,8 +138,10 @@ int lt_var(lt_tensor **out, const lt_tensor *t, const int64_t *dims, int ndims, 
 int lt_norm(lt_tensor **out, const lt_tensor *t, double p, const int64_t *dims, int ndims, int keepdim) {
   LT_TRY
   const at::Tensor &x = lt::get(t);
-  *out = lt::wrap(ndims > 0 ? at::norm(x, at::Scalar(p), lt::int_list(dims, ndims), keepdim != 0)
-                            : at::norm(x, at::Scalar(p)));
+  at::Tensor r = ndims > 0 ? at::norm(x, at::Scalar(p), lt::int_list(dims, ndims), keepdim != 0)
+                           : at::norm(x, at::Scalar(p));
+  if (ndims == 0 && keepdim && r.dim() != x.dim()) r = r.reshape(std::vector<int64_t>(static_cast<size_t>(x.dim()), 1));
+  *out = lt::wrap(std::move(r));
   LT_CATCH
 }
 

@@ -16,6 +16,7 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/ScalarType.h>
+#include <c10/util/Logging.h>
 #include <torch/csrc/api/include/torch/version.h>
 
 #include <mutex>
@@ -71,6 +72,15 @@ struct CountingAllocator final : c10::Allocator {
 const bool g_allocator_installed = [] {
   static auto *allocator = new CountingAllocator(c10::GetDefaultCPUAllocator());
   c10::SetCPUAllocator(allocator, /*priority=*/1);
+  return true;
+}();
+
+/* c10::Error captures a C++ backtrace by unwinding the whole stack. Called through the LuaJIT
+ * FFI, that stack can hold JIT-compiled trace frames, and libgcc's unwinder aborts the process
+ * on them (seen: a libtorch shape error raised in a loop killed the interpreter). Messages use
+ * what_without_backtrace() anyway, so capture nothing: errors become safe, and cheaper. */
+const bool g_backtraces_disabled = [] {
+  c10::SetStackTraceFetcher([] { return std::string(); });
   return true;
 }();
 
@@ -166,6 +176,7 @@ const char *lt_version(void) {
 
 lt_memory_stats *lt_memory(void) {
   (void)g_allocator_installed;
+  (void)g_backtraces_disabled;
   return &g_memory;
 }
 

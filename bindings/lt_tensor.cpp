@@ -22,7 +22,9 @@
 #include <ATen/ops/scalar_tensor.h>
 #include <ATen/ops/zeros.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace lt {
 void queue_released_blob(int64_t id);
@@ -124,6 +126,7 @@ int lt_tensor_same(const lt_tensor *a, const lt_tensor *b, int *out) {
 int lt_tensor_item_double(const lt_tensor *t, double *out) {
   LT_TRY
   *out = lt::get(t).item().toDouble();
+  if (std::isnan(*out)) *out = std::numeric_limits<double>::quiet_NaN();  // see copy_to_buffer
   LT_CATCH
 }
 
@@ -144,6 +147,13 @@ int lt_tensor_copy_to_buffer(const lt_tensor *t, int dtype, void *buf, int64_t n
                          std::to_string(src.numel()));
   at::Tensor host = src.detach().to(c10::Device(c10::DeviceType::CPU), st).contiguous();
   std::memcpy(buf, host.data_ptr(), static_cast<size_t>(numel) * c10::elementSize(st));
+  if (st == c10::ScalarType::Double) {
+    // LuaJIT reads a NaN with its top bits set (a float32 all-ones NaN widens to
+    // 0xFFFFFFFFE0000000) as a tagged non-number (nil): hand Lua the canonical quiet NaN.
+    double *d = static_cast<double *>(buf);
+    for (int64_t i = 0; i < numel; ++i)
+      if (std::isnan(d[i])) d[i] = std::numeric_limits<double>::quiet_NaN();
+  }
   LT_CATCH
 }
 

@@ -86,7 +86,7 @@ function M.sizes(fname, first, ...)
     local v = list[i]
     if not M.is_int(v) then
       M.bad(fname, first + (a1 == list and 0 or i - 1), "sequence of integers",
-        (type(v) == "number" and tostring(v) or M.typename(v)) .. " at position " .. i, 2)
+        (type(v) == "number" and tostring(v) or M.typename(v)) .. " at position " .. i, 3)
     end
     arr[i - 1] = v
   end
@@ -98,38 +98,38 @@ function M.dims(fname, pos, v)
   if v == nil then return nil, 0 end
   if type(v) == "number" then
     local arr = _C.Int64Array(1)
-    arr[0] = check_int(fname, pos, v, 2)
+    arr[0] = check_int(fname, pos, v, 3)
     return arr, 1
   end
-  if type(v) ~= "table" then M.bad(fname, pos, "dim (integer or table of integers)", M.typename(v), 2) end
+  if type(v) ~= "table" then M.bad(fname, pos, "dim (integer or table of integers)", M.typename(v), 3) end
   local arr = _C.Int64Array(#v > 0 and #v or 1)
-  for i = 1, #v do arr[i - 1] = check_int(fname, pos, v[i], 2) end
+  for i = 1, #v do arr[i - 1] = check_int(fname, pos, v[i], 3) end
   return arr, #v
 end
 
 function M.int(fname, pos, v, default)
   if v == nil and default ~= nil then return default end
   if not M.is_int(v) then
-    M.bad(fname, pos, "integer", type(v) == "number" and tostring(v) or M.typename(v), 2)
+    M.bad(fname, pos, "integer", type(v) == "number" and tostring(v) or M.typename(v), 3)
   end
   return v
 end
 
 function M.number(fname, pos, v, default)
   if v == nil and default ~= nil then return default end
-  if type(v) ~= "number" then M.bad(fname, pos, "number", M.typename(v), 2) end
+  if type(v) ~= "number" then M.bad(fname, pos, "number", M.typename(v), 3) end
   return v
 end
 
 function M.boolean(fname, pos, v, default)
   if v == nil then return default end
-  if type(v) ~= "boolean" then M.bad(fname, pos, "boolean", M.typename(v), 2) end
+  if type(v) ~= "boolean" then M.bad(fname, pos, "boolean", M.typename(v), 3) end
   return v
 end
 
 function M.opt_table(fname, pos, v)
   if v == nil then return nil end
-  if type(v) ~= "table" or getmetatable(v) ~= nil then M.bad(fname, pos, "options table", M.typename(v), 2) end
+  if type(v) ~= "table" or getmetatable(v) ~= nil then M.bad(fname, pos, "options table", M.typename(v), 3) end
   return v
 end
 
@@ -148,8 +148,8 @@ function M.options(fname, opts, default_dtype)
         error(("%s: unknown option '%s' (expected dtype, device, requires_grad)"):format(fname, tostring(k)), 3)
       end
     end
-    if opts.dtype ~= nil then dt = dtype_mod.resolve(opts.dtype, fname, 2) end
-    if opts.device ~= nil then dev = device_mod.check(device_mod.resolve(opts.device, fname, 2), fname, 2) end
+    if opts.dtype ~= nil then dt = dtype_mod.resolve(opts.dtype, fname, 3) end
+    if opts.device ~= nil then dev = device_mod.check(device_mod.resolve(opts.device, fname, 3), fname, 3) end
     if opts.requires_grad ~= nil then
       if type(opts.requires_grad) ~= "boolean" then
         error(("%s: option requires_grad must be a boolean, got %s"):format(fname, M.typename(opts.requires_grad)), 3)

@@ -75,7 +75,7 @@ end
 function M.tensor(data, opts)
   args.opt_table("tensor", 2, opts)
   if T.is_tensor(data) then
-    local d = opts and opts.dtype and dtype_mod.resolve(opts.dtype, "tensor", 1)
+    local d = opts and opts.dtype and dtype_mod.resolve(opts.dtype, "tensor", 2)
     local r = Tensor.to(Tensor.detach(data), { dtype = d, device = opts and opts.device, copy = true })
     if opts and opts.requires_grad then r.requires_grad = true end
     return r
@@ -160,11 +160,12 @@ function M.arange(a, b, c, d)
     if type(v) == "table" then opts = v break end
     nums[#nums + 1] = v
   end
+  if #nums == 0 then args.number("arange", 1, nil) end
+  for i = 1, #nums do args.number("arange", i, nums[i]) end   -- positions as the user wrote them
   local start, stop, step
   if #nums == 1 then start, stop, step = 0, nums[1], 1
   elseif #nums == 2 then start, stop, step = nums[1], nums[2], 1
   else start, stop, step = nums[1], nums[2], nums[3] end
-  args.number("arange", 1, start); args.number("arange", 2, stop); args.number("arange", 3, step)
   if step == 0 then error("arange: step must be nonzero", 2) end
   local all_int = args.is_int(start) and args.is_int(stop) and args.is_int(step)
   local o = args.options("arange", opts, all_int and int64 or dtype_mod.default_float)
@@ -210,7 +211,10 @@ local function like(name, factory)
     T.handle(name, 1, t)
     local o = { dtype = T.dtype_of(t), device = T.device_of(t) }
     local fill
-    if name == "full_like" then fill, opts = opts, extra end
+    if name == "full_like" then
+      fill, opts = opts, extra
+      if args.scalar(fill) == nil then args.bad(name, 2, "number or boolean", args.typename(fill)) end
+    end
     if opts ~= nil then
       args.opt_table(name, fill ~= nil and 3 or 2, opts)
       for k, v in pairs(opts) do o[k] = v end
@@ -235,7 +239,7 @@ function M.from_buffer(buf, opts)
   for k in pairs(opts) do
     if not known[k] then error(("from_buffer: unknown option '%s' (expected dtype, shape, offset, count)"):format(k), 2) end
   end
-  local dt = opts.dtype and dtype_mod.resolve(opts.dtype, "from_buffer", 1) or dtype_mod.by_name.uint8
+  local dt = opts.dtype and dtype_mod.resolve(opts.dtype, "from_buffer", 2) or dtype_mod.by_name.uint8
   local offset = args.int("from_buffer", 2, opts.offset, 0)
   local ptr, nbytes, owner
   if type(buf) == "string" then

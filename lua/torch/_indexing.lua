@@ -11,6 +11,7 @@
       x[{torch.newaxis}]    x[None]        (also the string "None")
       x[mask]               boolean mask selection        x[idx]   integer index tensor
       x[{0, {}}] = 5        assignment of a number or a broadcastable tensor
+      x[{}]                 the whole tensor, Python's x[()]
 
   Usage: installed into the Tensor metatype by torch.init; nothing to call directly.
 ]]
@@ -84,31 +85,41 @@ local function parse(key)
   if type(key) == "table" and key ~= M.newaxis then
     local n = table.maxn(key)
     if n > MAX_ITEMS then error("index: too many indices (" .. n .. ")", 0) end
-    for i = 1, n do fill_item(items[i - 1], key[i], i) end
+    local ellipses = 0
+    for i = 1, n do
+      fill_item(items[i - 1], key[i], i)
+      if items[i - 1].kind == ELLIPSIS then ellipses = ellipses + 1 end
+    end
+    if ellipses > 1 then error("index: an index can only have a single ellipsis ('...')", 0) end
+    if n == 0 then  -- x[{}] is Python's x[()]: the whole tensor, like x[...]
+      items[0].kind, items[0].tensor = ELLIPSIS, nil
+      return 1
+    end
     return n
   end
   fill_item(items[0], key, 1)
   return 1
 end
 
+-- Levels: the metatype's __index/__newindex tail-call these, so level 2 is the user's code.
 function M.get(self, key)
   local ok, n = pcall(parse, key)
-  if not ok then error(n, 4) end
-  check(C.lt_index_get(out, self.h, items, n), "index", 3)
+  if not ok then error(n, 2) end
+  check(C.lt_index_get(out, self.h, items, n), "index")
   return wrap(out[0])
 end
 
 function M.set(self, key, value)
   local ok, n = pcall(parse, key)
-  if not ok then error(n, 4) end
+  if not ok then error(n, 2) end
   if istype(Ref, value) then
-    check(C.lt_index_put_(self.h, items, n, value.h), "index assignment", 3)
+    check(C.lt_index_put_(self.h, items, n, value.h), "index assignment")
   else
     local v, kind = args.scalar(value)
     if v == nil then
-      error(("index assignment: expected a Tensor, number or boolean value, got %s"):format(args.typename(value)), 4)
+      error(("index assignment: expected a Tensor, number or boolean value, got %s"):format(args.typename(value)), 2)
     end
-    check(C.lt_index_put_scalar_(self.h, items, n, v, kind), "index assignment", 3)
+    check(C.lt_index_put_scalar_(self.h, items, n, v, kind), "index assignment")
   end
 end
 

@@ -14,6 +14,7 @@ local ffi = require "ffi"
 local _C = require "torch._C"
 local memory = require "torch._memory"
 local args = require "torch._args"
+local dtype_mod = require "torch.dtype"
 local T = require "torch._tensor"
 
 local C, check, Ref = _C.C, _C.check, _C.Ref
@@ -64,7 +65,7 @@ local no_binary_inplace = { maximum = true, minimum = true }
 
 local function get_alpha(name, opts)
   if opts == nil then return 1 end
-  if type(opts) ~= "table" then args.bad(name, 3, "options table", args.typename(opts), 2) end
+  if type(opts) ~= "table" then args.bad(name, 3, "options table", args.typename(opts), 3) end
   local alpha = opts.alpha
   if alpha == nil then return 1 end
   if type(alpha) ~= "number" then error(name .. ": alpha must be a number, got " .. args.typename(alpha), 3) end
@@ -129,16 +130,35 @@ end
 local plain_div, plain_div_ = Tensor.div, Tensor.div_
 local function rounding(name, opts)
   if opts == nil then return nil end
-  if type(opts) ~= "table" then args.bad(name, 3, "options table", args.typename(opts), 2) end
+  if type(opts) ~= "table" then args.bad(name, 3, "options table", args.typename(opts), 3) end
   local mode = opts.rounding_mode
   if mode ~= nil and mode ~= "floor" and mode ~= "trunc" then
     error(("%s: rounding_mode must be nil, 'trunc' or 'floor', got %s"):format(name, tostring(mode)), 3)
   end
   return mode
 end
+-- Integral operands (integer tensor or Lua integer) keep an integer result under a rounding mode.
+local function integral(v)
+  if istype(Ref, v) then
+    local d = T.dtype_of(v)
+    return not (d.is_floating_point or d.is_complex)
+  end
+  return args.is_int(v)
+end
+-- a - fmod(a, b) is an exact multiple of b, so floor division of it truncates exactly. Errors
+-- (ZeroDivisionError, shapes) are reported as div's, not as the helper ops'.
+local function trunc_divide(name, a, b, inplace)
+  local ok, r = pcall(function()
+    if inplace then return a:sub_(a:fmod(b)):floor_divide_(b) end
+    return M.floor_divide(M.sub(a, M.fmod(a, b)), b)
+  end)
+  if not ok then error((tostring(r):gsub("^.-%f[%w]%a[%w_]*: ", name .. ": ", 1)), 3) end
+  return r
+end
 function M.div(a, b, opts)
   local mode = rounding("div", opts)
   if mode == "floor" then return M.floor_divide(a, b) end
+  if mode == "trunc" and integral(a) and integral(b) then return trunc_divide("div", a, b) end
   local r = plain_div(a, b)
   if mode == "trunc" then r:trunc_() end
   return r
@@ -146,6 +166,7 @@ end
 function M.div_(a, b, opts)
   local mode = rounding("div_", opts)
   if mode == "floor" then return Tensor.floor_divide_(a, b) end
+  if mode == "trunc" and integral(a) and integral(b) then return trunc_divide("div_", a, b, true) end
   plain_div_(a, b)
   if mode == "trunc" then a:trunc_() end
   return a
@@ -156,8 +177,8 @@ Tensor.divide, M.divide, Tensor.true_divide, M.true_divide = M.div, M.div, M.div
 ---------------------------------------------------------------- clamp, where, masks
 local function clamp_bounds(name, lo, hi)
   if type(lo) == "table" then lo, hi = lo.min, lo.max end
-  if lo ~= nil and type(lo) ~= "number" then args.bad(name, 2, "number or nil", args.typename(lo), 2) end
-  if hi ~= nil and type(hi) ~= "number" then args.bad(name, 3, "number or nil", args.typename(hi), 2) end
+  if lo ~= nil and type(lo) ~= "number" then args.bad(name, 2, "number or nil", args.typename(lo), 3) end
+  if hi ~= nil and type(hi) ~= "number" then args.bad(name, 3, "number or nil", args.typename(hi), 3) end
   if lo == nil and hi == nil then error(name .. ": at least one of min or max must be given", 3) end
   return lo ~= nil and 1 or 0, lo or 0, hi ~= nil and 1 or 0, hi or 0
 end
@@ -177,16 +198,27 @@ end
 Tensor.clamp, Tensor.clamp_, Tensor.clip, Tensor.clip_ = M.clamp, M.clamp_, M.clamp, M.clamp_
 M.clip, M.clip_ = M.clamp, M.clamp_
 
--- A Lua number next to a tensor operand becomes a 0-dim tensor of that tensor's dtype/device.
-local function as_tensor_like(name, pos, v, like)
+--[[ A Lua number next to a tensor operand becomes a 0-dim tensor of that tensor's dtype and
+     device, moved up a category as PyTorch's wrapped numbers are (int64 tensor and 2.5 -> the
+     default float; bool tensor and 1 -> int64). With no tensor operand (`like` is nil) the
+     number's own default dtype is used, on `device_of`'s device. ]]
+local function as_tensor_like(name, pos, v, like, device_of)
   if istype(Ref, v) then return v end
   local s, kind = scalar(v)
-  if s == nil then args.bad(name, pos, "Tensor or number", args.typename(v), 2) end
+  if s == nil then args.bad(name, pos, "Tensor or number", args.typename(v), 3) end
+  local default_float, int64 = dtype_mod.default_float.code, dtype_mod.by_name.int64.code
   local o = _C.Options()
-  local dt = T.dtype_of(like)
-  local dev = T.device_of(like)
-  o.dtype = (kind == 0 and not dt.is_floating_point) and 6 or dt.code
-  o.device_type, o.device_index = require("torch.device").codes(dev)
+  local dt = like and T.dtype_of(like)
+  if not dt then
+    o.dtype = kind == 2 and dtype_mod.by_name.bool.code or (kind == 1 and int64 or default_float)
+  elseif kind == 0 and not (dt.is_floating_point or dt.is_complex) then
+    o.dtype = default_float
+  elseif kind == 1 and dt.name == "bool" then
+    o.dtype = int64
+  else
+    o.dtype = dt.code
+  end
+  o.device_type, o.device_index = require("torch.device").codes(T.device_of(like or device_of))
   check(C.lt_scalar_tensor(out, s, kind, o), name, 2)
   return wrap(out[0])
 end
@@ -194,11 +226,9 @@ end
 -- torch.where(cond, a, b): elements of a where cond is true, else b.
 function M.where(cond, a, b)
   T.handle("where", 1, cond)
-  if not istype(Ref, a) and not istype(Ref, b) then
-    args.bad("where", 2, "at least one Tensor among x and y", args.typename(a))
-  end
-  a = as_tensor_like("where", 2, a, istype(Ref, b) and b or a)
-  b = as_tensor_like("where", 3, b, a)
+  local like = istype(Ref, a) and a or (istype(Ref, b) and b or nil)
+  a = as_tensor_like("where", 2, a, like, cond)
+  b = as_tensor_like("where", 3, b, like, cond)
   check(C.lt_where(out, cond.h, a.h, b.h), "where")
   return wrap(out[0])
 end
@@ -238,7 +268,8 @@ Tensor.lerp = M.lerp
 function M.allclose(a, b, opts)
   T.handle("allclose", 1, a); T.handle("allclose", 2, b)
   opts = args.opt_table("allclose", 3, opts) or {}
-  check(C.lt_allclose(a.h, b.h, opts.rtol or 1e-5, opts.atol or 1e-8, opts.equal_nan and 1 or 0, int_out), "allclose")
+  local rtol, atol = args.number("allclose", 3, opts.rtol, 1e-5), args.number("allclose", 3, opts.atol, 1e-8)
+  check(C.lt_allclose(a.h, b.h, rtol, atol, opts.equal_nan and 1 or 0, int_out), "allclose")
   return int_out[0] == 1
 end
 Tensor.allclose = M.allclose

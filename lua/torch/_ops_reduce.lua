@@ -101,7 +101,7 @@ local function spread(name, is_std)
     if opts.keepdim ~= nil then keepdim = opts.keepdim end
     local correction = opts.correction
     if correction == nil then correction = (args.boolean(name, 3, unbiased, true) and 1 or 0) end
-    correction = args.number(name, 3, correction)
+    correction = args.int(name, 3, correction)  -- an integer in libtorch 1.13
     local dims, n = args.dims(name, 2, a)
     check(C.lt_var(out, self.h, dims, n, correction, args.boolean(name, 4, keepdim, false) and 1 or 0, is_std and 1 or 0), name)
     return wrap(out[0])
@@ -131,17 +131,18 @@ end
 Tensor.cumsum = M.cumsum
 
 -- sort(dim=-1, descending=false) or sort({dim=, descending=}) -> values, indices
-function M.sort(self, dim, descending)
-  T.handle("sort", 1, self)
+local function sort(name, self, dim, descending)
+  T.handle(name, 1, self)
   if args.is_options(dim) then dim, descending = dim.dim, dim.descending end
-  dim = args.int("sort", 2, dim, -1)
-  check(C.lt_sort(out, out2, self.h, dim, args.boolean("sort", 3, descending, false) and 1 or 0), "sort")
+  dim = args.int(name, 2, dim, -1)
+  check(C.lt_sort(out, out2, self.h, dim, args.boolean(name, 3, descending, false) and 1 or 0), name)
   return wrap(out[0]), wrap(out2[0])
 end
+function M.sort(self, dim, descending) return sort("sort", self, dim, descending) end
 Tensor.sort = M.sort
 
 function M.argsort(self, dim, descending)
-  local _, indices = M.sort(self, dim, descending)
+  local _, indices = sort("argsort", self, dim, descending)
   return indices
 end
 Tensor.argsort = M.argsort
@@ -176,7 +177,8 @@ Tensor.ger, M.ger = Tensor.outer, M.outer
 function M.addmm(bias, m1, m2, opts)
   T.handle("addmm", 1, bias); T.handle("addmm", 2, m1); T.handle("addmm", 3, m2)
   opts = args.opt_table("addmm", 4, opts) or {}
-  check(C.lt_addmm(out, bias.h, m1.h, m2.h, opts.beta or 1, opts.alpha or 1), "addmm")
+  local beta, alpha = args.number("addmm", 4, opts.beta, 1), args.number("addmm", 4, opts.alpha, 1)
+  check(C.lt_addmm(out, bias.h, m1.h, m2.h, beta, alpha), "addmm")
   return wrap(out[0])
 end
 Tensor.addmm = M.addmm

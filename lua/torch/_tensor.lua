@@ -44,8 +44,12 @@ local is_tensor = M.is_tensor
 
 -- Checks that argument `pos` of `fname` is a live tensor; returns its handle.
 function M.handle(fname, pos, v)
-  if not ffi.istype(Ref, v) then args.bad(fname, pos, "Tensor", args.typename(v), 2) end
-  return v.h
+  if not ffi.istype(Ref, v) then args.bad(fname, pos, "Tensor", args.typename(v), 3) end
+  local h = v.h
+  if h == nil then
+    error(fname .. ": tensor was freed (x:free() or a finished torch.scope) and can no longer be used", 3)
+  end
+  return h
 end
 
 ---------------------------------------------------------------- torch.Size
@@ -91,16 +95,28 @@ M.dim_of = dim_of
 -- Wraps a possibly negative dim into [0, ndim), with PyTorch's error for out-of-range dims.
 function M.wrap_dim(fname, dim, ndim, level)
   local lo, hi = -math.max(ndim, 1), math.max(ndim, 1) - 1
-  if not args.is_int(dim) or dim < lo or dim > hi then
+  if not args.is_int(dim) then
+    error(("%s: dim must be an integer, got %s"):format(fname,
+      type(dim) == "number" and tostring(dim) or args.typename(dim)), (level or 2) + 1)
+  end
+  if dim < lo or dim > hi then
     error(("%s: dimension out of range (expected to be in range of [%d, %d], but got %s)")
       :format(fname, lo, hi, tostring(dim)), (level or 2) + 1)
   end
   return dim < 0 and dim + math.max(ndim, 1) or dim
 end
 
+-- A 0-dim tensor has no dims to ask about (wrap_dim accepts 0 and -1 there, as reductions do).
+local function no_dims(fname, dim, n)
+  if n == 0 then
+    error(("%s: dimension specified as %s but tensor has no dimensions"):format(fname, tostring(dim)), 3)
+  end
+end
+
 function Tensor.size(self, dim)
   local s, n = sizes_of(self)
   if dim == nil then return M.new_size(s) end
+  no_dims("size", dim, n)
   return s[M.wrap_dim("size", dim, n, 2) + 1]
 end
 
@@ -110,6 +126,7 @@ function Tensor.stride(self, dim)
   local s = {}
   for i = 1, n do s[i] = tonumber(dims_buf[i - 1]) end
   if dim == nil then return s end
+  no_dims("stride", dim, n)
   return s[M.wrap_dim("stride", dim, n, 2) + 1]
 end
 
@@ -207,6 +224,9 @@ mt.__index = function(self, k)
   local g = getters[k]
   if g ~= nil then return g(self) end
   if index_key(k) then return state.index_get(self, k) end
+  -- The generated op surface (torch._dispatch) supplies every other ATen method on first use.
+  local generated = type(k) == "string" and state.generated_method and state.generated_method(k)
+  if generated then return generated end
   error(("Tensor has no attribute or method '%s'"):format(tostring(k)), 2)
 end
 mt.__newindex = function(self, k, v)
@@ -231,7 +251,7 @@ mt.__pow = function(a, b) return operators.pow(a, b) end
 mt.__unm = function(a) return operators.neg(a) end
 mt.__concat = function(a, b) return operators.concat(a, b) end
 local function no_ordering()
-  error("tensors cannot be ordered with < <= > >= (Lua requires a boolean); use x:lt(y), x:le(y), x:gt(y), x:ge(y)", 3)
+  error("tensors cannot be ordered with < <= > >= (Lua requires a boolean); use x:lt(y), x:le(y), x:gt(y), x:ge(y)", 2)
 end
 mt.__lt = no_ordering
 mt.__le = no_ordering

@@ -5,10 +5,12 @@
   Follows torch/_tensor_str.py (PyTorch 1.13) with its default print options: precision 4,
   summarise above 1000 elements showing 3 edge items per dim, line width 80. The number format
   is chosen once per tensor over the values shown: integer-valued floats print as "1.", a wide
-  range (max/min > 1000, max > 1e8, or min < 1e-4) switches to scientific notation.
+  range (max/min > 1000, max > 1e8, or min < 1e-4) switches to scientific notation. Complex
+  tensors format real and imaginary parts apart ("1.+2.j"), read from a contiguous CPU copy.
 
   Usage:  print(x); tostring(x); torch.set_printoptions is not provided yet.
 ]]
+local ffi = require "ffi"
 local _C = require "torch._C"
 local T = require "torch._tensor"
 local dtype_mod = require "torch.dtype"
@@ -19,10 +21,24 @@ local M = {}
 local PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = 4, 1000, 3, 80
 local floor, abs, huge, max, min = math.floor, math.abs, math.huge, math.max, math.min
 
+-- A complex tensor's elements as 2 * numel doubles, (real, imag) interleaved. Lua numbers
+-- cannot hold complex values, so x:tolist() refuses them; printing reads the memory directly.
+local function complex_values(x)
+  local sizes, numel = T.sizes_of(x), Tensor.numel(x)
+  local c = Tensor.contiguous(Tensor.cpu(x))  -- kept alive (a local) while its memory is read
+  local src = ffi.cast(T.dtype_of(x).name == "complex64" and "float*" or "double*", Tensor.data_ptr(c))
+  local buf = ffi.new("double[?]", math.max(2 * numel, 1))
+  for i = 0, 2 * numel - 1 do buf[i] = src[i] end
+  return buf, sizes, numel
+end
+
 -- Reads the shown values into a flat Lua array plus the (summarised) shape, and a flag per
 -- dim saying whether it was cut ("..." goes in the middle of that dim).
-local function shown_values(x, summarize)
-  local buf, sizes, numel = Tensor.tolist(x, true)
+-- For a complex tensor the leaves of `nested` are {real, imag} pairs and `values` holds the real
+-- parts, `imags` the imaginary ones (each gets its own number format, as in PyTorch).
+local function shown_values(x, summarize, complex)
+  local buf, sizes, numel
+  if complex then buf, sizes, numel = complex_values(x) else buf, sizes, numel = Tensor.tolist(x, true) end
   local ndim = #sizes
   local strides = {}
   local acc = 1
@@ -40,9 +56,14 @@ local function shown_values(x, summarize)
   end
   local kept, cut = {}, {}
   for d = 1, ndim do kept[d], cut[d] = keep(d) end
-  local values = {}
+  local values, imags = {}, {}
   local function walk(d, offset, nested)
     if d > ndim then
+      if complex then
+        local re, im = tonumber(buf[2 * offset]), tonumber(buf[2 * offset + 1])
+        values[#values + 1], imags[#imags + 1] = re, im
+        return { re, im }
+      end
       values[#values + 1] = tonumber(buf[offset])
       return values[#values]
     end
@@ -51,7 +72,7 @@ local function shown_values(x, summarize)
     return level
   end
   local nested = numel > 0 and walk(1, 0) or {}
-  return values, nested, cut, ndim
+  return values, nested, cut, ndim, imags
 end
 
 local function fmt_fixed(v, digits)
@@ -121,6 +142,24 @@ local function formatter(values, dt)
   end, width
 end
 
+-- PyTorch formats real and imaginary parts apart: "1.+2.j", "3.-10.j" (the imag part unpadded).
+local float64 = dtype_mod.by_name.float64
+local function complex_formatter(reals, imags)
+  local fr, wr = formatter(reals, float64)
+  local fi, wi = formatter(imags, float64)
+  return function(v)
+    local re = fr(v[1])
+    local im = (fi(v[2]) .. "j"):gsub("^%s+", "")
+    local sign = im:sub(1, 1)
+    if sign == "+" or sign == "-" then return re .. im end
+    return re .. "+" .. im
+  end, wr + wi + 1
+end
+
+local function default_complex()
+  return dtype_mod.default_float.name == "float64" and dtype_mod.by_name.complex128 or dtype_mod.by_name.complex64
+end
+
 local function vector_str(list, cut, indent, format, width)
   local per_line = max(1, floor((LINEWIDTH - indent) / (width + 2)))
   local data = {}
@@ -183,12 +222,14 @@ function M.repr(x)
     end
     if dt ~= dtype_mod.default_float then suffixes[#suffixes + 1] = "dtype=" .. tostring(dt) end
   else
-    if dt ~= dtype_mod.default_float and dt.name ~= "int64" and dt.name ~= "bool" then
+    if dt ~= dtype_mod.default_float and dt ~= default_complex() and dt.name ~= "int64" and dt.name ~= "bool" then
       suffixes[#suffixes + 1] = "dtype=" .. tostring(dt)
     end
-    local values, nested, cut = shown_values(x, numel > THRESHOLD)
-    local format, width = formatter(values, dt)
-    if ndim == 0 then body = format(values[1])
+    local values, nested, cut, _, imags = shown_values(x, numel > THRESHOLD, dt.is_complex)
+    local format, width
+    if dt.is_complex then format, width = complex_formatter(values, imags)
+    else format, width = formatter(values, dt) end
+    if ndim == 0 then body = format(dt.is_complex and nested or values[1])
     else body = nested_str(nested, 1, ndim, cut, indent, format, width) end
   end
   local fn = Tensor.grad_fn_name(x)

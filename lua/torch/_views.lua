@@ -39,9 +39,19 @@ Tensor.expand = shaped("expand", C.lt_expand)
 Tensor.permute = shaped("permute", C.lt_permute)
 M.reshape, M.permute = Tensor.reshape, Tensor.permute
 
-function Tensor.view_as(self, other) return Tensor.view(self, T.sizes_of(other)) end
-function Tensor.reshape_as(self, other) return Tensor.reshape(self, T.sizes_of(other)) end
-function Tensor.expand_as(self, other) return Tensor.expand(self, T.sizes_of(other)) end
+-- x:view_as(other) is x:view(other:size()); sizes_of returns (sizes, ndim): keep only the table.
+local function as_form(name, cfn)
+  return function(self, other)
+    T.handle(name, 1, self)
+    T.handle(name, 2, other)
+    local sizes, n = args.sizes(name, 2, (T.sizes_of(other)))
+    check(cfn(out, self.h, sizes, n), name)
+    return wrap(out[0])
+  end
+end
+Tensor.view_as = as_form("view_as", C.lt_view)
+Tensor.reshape_as = as_form("reshape_as", C.lt_reshape)
+Tensor.expand_as = as_form("expand_as", C.lt_expand)
 
 function M.transpose(self, d0, d1)
   T.handle("transpose", 1, self)
@@ -106,7 +116,8 @@ Tensor.flatten = M.flatten
 -- split(size_or_sizes, dim=0) -> a Lua array of views
 function M.split(self, split_size, dim)
   T.handle("split", 1, self)
-  dim = args.int("split", 3, dim, 0)
+  if T.dim_of(self) == 0 then error("split: expects at least a 1-dimensional tensor", 2) end
+  dim = T.wrap_dim("split", args.int("split", 3, dim, 0), T.dim_of(self), 2)
   local size = Tensor.size(self, dim)
   local pieces, start = {}, 0
   if type(split_size) == "table" then
@@ -122,11 +133,11 @@ function M.split(self, split_size, dim)
   else
     split_size = args.int("split", 2, split_size)
     if split_size <= 0 then error("split: split_size must be positive, got " .. split_size, 2) end
-    while start < size do
+    repeat  -- at least one piece, as in PyTorch (an empty dim gives one empty piece)
       local len = math.min(split_size, size - start)
       pieces[#pieces + 1] = M.narrow(self, dim, start, len)
       start = start + len
-    end
+    until start >= size
   end
   return pieces
 end
@@ -136,9 +147,15 @@ function M.chunk(self, chunks, dim)
   T.handle("chunk", 1, self)
   chunks = args.int("chunk", 2, chunks)
   if chunks <= 0 then error("chunk: number of chunks must be positive, got " .. chunks, 2) end
-  dim = args.int("chunk", 3, dim, 0)
+  if T.dim_of(self) == 0 then error("chunk: expects at least a 1-dimensional tensor", 2) end
+  dim = T.wrap_dim("chunk", args.int("chunk", 3, dim, 0), T.dim_of(self), 2)
   local size = Tensor.size(self, dim)
-  return M.split(self, math.max(1, math.ceil(size / chunks)), dim)
+  if size == 0 then  -- PyTorch gives `chunks` empty pieces here
+    local pieces = {}
+    for i = 1, chunks do pieces[i] = M.narrow(self, dim, 0, 0) end
+    return pieces
+  end
+  return M.split(self, math.ceil(size / chunks), dim)
 end
 Tensor.chunk = M.chunk
 
@@ -154,9 +171,9 @@ function Tensor.to(self, a, b, c)
     elseif dtype_mod.is_dtype(v) then
       dt = v
     elseif type(v) == "string" then
-      if dtype_mod.by_name[v:gsub("^torch%.", "")] then dt = dtype_mod.resolve(v) else dev = device_mod.resolve(v, "to", 1) end
+      if dtype_mod.by_name[v:gsub("^torch%.", "")] then dt = dtype_mod.resolve(v) else dev = device_mod.resolve(v, "to", 2) end
     elseif device_mod.is_device(v) or type(v) == "number" then
-      dev = device_mod.resolve(v, "to", 1)
+      dev = device_mod.resolve(v, "to", 2)
     elseif type(v) == "table" then
       opts = v
     else
@@ -164,13 +181,13 @@ function Tensor.to(self, a, b, c)
     end
   end
   if opts then
-    if opts.dtype ~= nil then dt = dtype_mod.resolve(opts.dtype, "to", 1) end
-    if opts.device ~= nil then dev = device_mod.resolve(opts.device, "to", 1) end
+    if opts.dtype ~= nil then dt = dtype_mod.resolve(opts.dtype, "to", 2) end
+    if opts.device ~= nil then dev = device_mod.resolve(opts.device, "to", 2) end
   end
   local dtc, devt, devi = -1, -1, -1
   if dt then dtc = dt.code end
   if dev then
-    device_mod.check(dev, "to", 1)
+    device_mod.check(dev, "to", 2)
     devt, devi = device_mod.codes(dev)
   end
   check(C.lt_to(out, self.h, dtc, devt, devi, opts and opts.non_blocking and 1 or 0, opts and opts.copy and 1 or 0), "to")
@@ -190,7 +207,7 @@ local legacy_names = { float32 = "Float", float64 = "Double", float16 = "Half", 
   complex64 = "ComplexFloat", complex128 = "ComplexDouble" }
 -- type() -> "torch.FloatTensor" (PyTorch's legacy name); type(dtype) converts.
 function Tensor.type(self, dt)
-  if dt ~= nil then return Tensor.to(self, dtype_mod.resolve(dt, "type", 1)) end
+  if dt ~= nil then return Tensor.to(self, dtype_mod.resolve(dt, "type", 2)) end
   local d = T.dtype_of(self)
   local prefix = T.device_of(self).type == "cuda" and "torch.cuda." or "torch."
   return prefix .. legacy_names[d.name] .. "Tensor"
@@ -241,6 +258,9 @@ M.clone, M.detach = Tensor.clone, Tensor.detach
 function Tensor.item(self)
   T.handle("item", 1, self)
   local dt = T.dtype_of(self)
+  if dt.is_complex then
+    error("item: a complex tensor has no Lua number form (Lua has no complex type); not supported yet", 2)
+  end
   if dt.is_floating_point then
     check(C.lt_tensor_item_double(self.h, d_out), "item")
     return d_out[0]
@@ -275,7 +295,9 @@ function Tensor.tolist(self, flat)
   local numel = 1
   for i = 1, ndim do numel = numel * sizes[i] end
   local buf, code
-  if dt.is_floating_point or dt.is_complex then
+  if dt.is_complex then
+    error("tolist: a complex tensor has no Lua number form (Lua has no complex type); not supported yet", 2)
+  elseif dt.is_floating_point then
     buf, code = ffi.new("double[?]", math.max(numel, 1)), 7
   else
     buf, code = ffi.new("int64_t[?]", math.max(numel, 1)), 4

@@ -98,7 +98,7 @@ end
 ---------------------------------------------------------------- torch.autograd.grad
 local function as_list(name, pos, v)
   if istype(Ref, v) then return { v } end
-  if type(v) ~= "table" or #v == 0 then args.bad(name, pos, "Tensor or non-empty table of Tensors", args.typename(v), 2) end
+  if type(v) ~= "table" or #v == 0 then args.bad(name, pos, "Tensor or non-empty table of Tensors", args.typename(v), 3) end
   for i = 1, #v do
     if not istype(Ref, v[i]) then
       error(("bad argument #%d to '%s' (Tensor expected at position %d, got %s)"):format(pos, name, i, args.typename(v[i])), 3)
@@ -178,9 +178,24 @@ function M.is_inference_mode_enabled()
 end
 
 -- Anomaly detection: backward errors name the forward op that produced a NaN, with its trace.
+-- libtorch records a C++ backtrace of every forward op in this mode, and the unwinder aborts the
+-- process on LuaJIT's compiled trace frames: the JIT is off (traces flushed) while it is on.
+local function set_anomaly(enabled)
+  check(C.lt_set_anomaly_enabled(enabled and 1 or 0), "set_detect_anomaly", 3)
+  local state = _C.state
+  if enabled and state.anomaly_jit_was_on == nil then
+    state.anomaly_jit_was_on = (jit.status())
+    jit.off()
+    jit.flush()
+  elseif not enabled and state.anomaly_jit_was_on ~= nil then
+    if state.anomaly_jit_was_on then jit.on() end
+    state.anomaly_jit_was_on = nil
+  end
+end
+
 function M.set_detect_anomaly(enabled)
   if type(enabled) ~= "boolean" then args.bad("set_detect_anomaly", 1, "boolean", args.typename(enabled)) end
-  check(C.lt_set_anomaly_enabled(enabled and 1 or 0), "set_detect_anomaly")
+  set_anomaly(enabled)
 end
 
 function M.is_anomaly_enabled()
@@ -192,9 +207,9 @@ end
 function M.detect_anomaly(fn, ...)
   if type(fn) ~= "function" then args.bad("detect_anomaly", 1, "function", args.typename(fn)) end
   local previous = M.is_anomaly_enabled()
-  C.lt_set_anomaly_enabled(1)
+  set_anomaly(true)
   local results = { pcall(fn, ...) }
-  C.lt_set_anomaly_enabled(previous and 1 or 0)
+  set_anomaly(previous)
   if not results[1] then error(results[2], 0) end
   return unpack(results, 2, table.maxn(results))
 end

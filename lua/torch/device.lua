@@ -52,7 +52,12 @@ end
 function M.resolve(v, what, level)
   level = (level or 2) + 1
   if getmetatable(v) == Device then return v end
-  if type(v) == "number" then return M.new("cuda", v) end
+  if type(v) == "number" then
+    if v < 0 or v ~= math.floor(v) or v >= 2 ^ 31 then
+      error(("%s: invalid device index %s (expected a non-negative integer)"):format(what or "device", tostring(v)), level)
+    end
+    return M.new("cuda", v)
+  end
   if type(v) ~= "string" then
     error(("%s: expected a device (\"cpu\", \"cuda\", \"cuda:1\", \"mps\"), got %s"):format(what or "device", type(v)), level)
   end

@@ -49,8 +49,9 @@ torch.is_tensor = T.is_tensor
 torch.newaxis = indexing.newaxis
 
 torch.device = function(spec, index)
-  if index ~= nil then spec = spec .. ":" .. tostring(index) end
-  return device_mod.resolve(spec, "device", 1)
+  if index ~= nil and type(spec) == "string" then spec = spec .. ":" .. tostring(index) end
+  local d = device_mod.resolve(spec, "device", 2)  -- not a tail call: errors blame the caller
+  return d
 end
 torch.cuda = device_mod.cuda
 torch.backends = { mps = device_mod.mps }
@@ -92,7 +93,7 @@ end
 
 function torch.get_default_dtype() return dtype_mod.default_float end
 function torch.set_default_dtype(d)
-  d = dtype_mod.resolve(d, "set_default_dtype", 1)
+  d = dtype_mod.resolve(d, "set_default_dtype", 2)
   if not d.is_floating_point then
     error("set_default_dtype: only floating-point types are supported as the default type, got " .. tostring(d), 2)
   end
@@ -102,5 +103,7 @@ end
 function torch.numel(x) return T.Tensor.numel(x) end
 
 torch.nn = { functional = require "torch.nn.functional" }
+
+require("torch._ops_generated").install(torch)
 
 return torch

@@ -39,6 +39,20 @@ local function check_known(name, opts, known)
   end
 end
 
+-- Targets are int64 class indices (libtorch 1.13 takes no other integer type); cross_entropy
+-- also takes floating class probabilities shaped like the input.
+local function check_target(name, input, target, probabilities_ok)
+  local dt = T.dtype_of(target)
+  if dt.name == "int64" then return end
+  if probabilities_ok and dt.is_floating_point then
+    local a, b = T.sizes_of(input), T.sizes_of(target)
+    if #a == #b and table.concat(a, ",") == table.concat(b, ",") then return end
+  end
+  error(("%s: target must be int64 class indices%s, got %s of shape [%s]"):format(name,
+    probabilities_ok and " (or floating class probabilities shaped like the input)" or "",
+    tostring(dt), table.concat(T.sizes_of(target), ", ")), 3)
+end
+
 -- cross_entropy(input, target, {reduction=, ignore_index=-100, label_smoothing=0})
 function M.cross_entropy(input, target, opts)
   T.handle("cross_entropy", 1, input); T.handle("cross_entropy", 2, target)
@@ -46,6 +60,7 @@ function M.cross_entropy(input, target, opts)
   check_known("cross_entropy", opts, { reduction = true, ignore_index = true, label_smoothing = true })
   local smoothing = args.number("cross_entropy", 3, opts.label_smoothing, 0)
   if smoothing < 0 or smoothing > 1 then error("cross_entropy: label_smoothing must be in [0, 1], got " .. smoothing, 2) end
+  check_target("cross_entropy", input, target, true)
   check(C.lt_cross_entropy(out, input.h, target.h, reduction_of("cross_entropy", opts),
     args.int("cross_entropy", 3, opts.ignore_index, -100), smoothing), "cross_entropy")
   return wrap(out[0])
@@ -56,6 +71,7 @@ function M.nll_loss(input, target, opts)
   T.handle("nll_loss", 1, input); T.handle("nll_loss", 2, target)
   opts = args.opt_table("nll_loss", 3, opts) or {}
   check_known("nll_loss", opts, { reduction = true, ignore_index = true })
+  check_target("nll_loss", input, target, false)
   check(C.lt_nll_loss(out, input.h, target.h, reduction_of("nll_loss", opts),
     args.int("nll_loss", 3, opts.ignore_index, -100)), "nll_loss")
   return wrap(out[0])
