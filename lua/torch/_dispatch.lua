@@ -319,6 +319,7 @@ end
 local function call(name, display, list, self_obj, ...)
   local npos = select("#", ...)
   local positional = { ... }
+  while npos > 0 and positional[npos] == nil do npos = npos - 1 end  -- trailing nils mean "not given"
   local kwargs = nil
   if npos > 0 and args.is_options(positional[npos]) then
     kwargs = positional[npos]

@@ -16,6 +16,7 @@ local memory = require "torch._memory"
 local args = require "torch._args"
 local dtype_mod = require "torch.dtype"
 local T = require "torch._tensor"
+local fallback = require "torch._fallback"
 
 local C, check, Ref = _C.C, _C.check, _C.Ref
 local wrap = memory.wrap
@@ -36,7 +37,8 @@ local no_inplace = { isnan = true, isinf = true, isfinite = true, gelu = true }
 
 for code, name in ipairs(unary_ops) do
   code = code - 1  -- lt_unary_op numbering starts at LT_NEG = 0
-  local function op(self)
+  local function op(self, ...)
+    if select("#", ...) > 0 then return fallback.call(name, self, ...) end
     if not istype(Ref, self) then args.bad(name, 1, "Tensor", args.typename(self)) end
     check(C.lt_unary(out, code, self.h), name)
     return wrap(out[0])
@@ -44,7 +46,8 @@ for code, name in ipairs(unary_ops) do
   Tensor[name], M[name] = op, op
   if not no_inplace[name] then
     local iname = name .. "_"
-    local function op_(self)
+    local function op_(self, ...)
+      if select("#", ...) > 0 then return fallback.call(iname, self, ...) end
       if not istype(Ref, self) then args.bad(iname, 1, "Tensor", args.typename(self)) end
       check(C.lt_unary_(code, self.h), iname)
       return self
@@ -72,9 +75,13 @@ local function get_alpha(name, opts)
   return alpha
 end
 
+local alpha_only = { alpha = true }
+
 for name, code in pairs(binary_codes) do
   local takes_alpha = with_alpha[name]
-  local function op(a, b, opts)
+  local fast_opts = takes_alpha and alpha_only or {}
+  local function op(a, b, opts, ...)
+    if not fallback.only(opts, fast_opts) or select("#", ...) > 0 then return fallback.call(name, a, b, opts, ...) end
     local alpha = takes_alpha and get_alpha(name, opts) or 1
     if istype(Ref, a) then
       if istype(Ref, b) then
@@ -102,7 +109,8 @@ for name, code in pairs(binary_codes) do
   Tensor[name], M[name] = op, op
   if not no_binary_inplace[name] then
     local iname = name .. "_"
-    local function op_(a, b, opts)
+    local function op_(a, b, opts, ...)
+      if not fallback.only(opts, fast_opts) or select("#", ...) > 0 then return fallback.call(iname, a, b, opts, ...) end
       if not istype(Ref, a) then args.bad(iname, 1, "Tensor", args.typename(a)) end
       local alpha = takes_alpha and get_alpha(iname, opts) or 1
       if istype(Ref, b) then
@@ -155,7 +163,9 @@ local function trunc_divide(name, a, b, inplace)
   if not ok then error((tostring(r):gsub("^.-%f[%w]%a[%w_]*: ", name .. ": ", 1)), 3) end
   return r
 end
-function M.div(a, b, opts)
+local rounding_only = { rounding_mode = true }
+function M.div(a, b, opts, ...)
+  if not fallback.only(opts, rounding_only) or select("#", ...) > 0 then return fallback.call("div", a, b, opts, ...) end
   local mode = rounding("div", opts)
   if mode == "floor" then return M.floor_divide(a, b) end
   if mode == "trunc" and integral(a) and integral(b) then return trunc_divide("div", a, b) end
@@ -163,7 +173,8 @@ function M.div(a, b, opts)
   if mode == "trunc" then r:trunc_() end
   return r
 end
-function M.div_(a, b, opts)
+function M.div_(a, b, opts, ...)
+  if not fallback.only(opts, rounding_only) or select("#", ...) > 0 then return fallback.call("div_", a, b, opts, ...) end
   local mode = rounding("div_", opts)
   if mode == "floor" then return Tensor.floor_divide_(a, b) end
   if mode == "trunc" and integral(a) and integral(b) then return trunc_divide("div_", a, b, true) end
@@ -183,13 +194,15 @@ local function clamp_bounds(name, lo, hi)
   return lo ~= nil and 1 or 0, lo or 0, hi ~= nil and 1 or 0, hi or 0
 end
 
-function M.clamp(self, lo, hi)
+function M.clamp(self, lo, hi, ...)
+  if istype(Ref, lo) or istype(Ref, hi) or select("#", ...) > 0 then return fallback.call("clamp", self, lo, hi, ...) end
   T.handle("clamp", 1, self)
   local has_lo, vlo, has_hi, vhi = clamp_bounds("clamp", lo, hi)
   check(C.lt_clamp(out, self.h, has_lo, vlo, has_hi, vhi), "clamp")
   return wrap(out[0])
 end
-function M.clamp_(self, lo, hi)
+function M.clamp_(self, lo, hi, ...)
+  if istype(Ref, lo) or istype(Ref, hi) or select("#", ...) > 0 then return fallback.call("clamp_", self, lo, hi, ...) end
   T.handle("clamp_", 1, self)
   local has_lo, vlo, has_hi, vhi = clamp_bounds("clamp_", lo, hi)
   check(C.lt_clamp_(self.h, has_lo, vlo, has_hi, vhi), "clamp_")
@@ -236,6 +249,7 @@ end
 function Tensor.where(self, cond, other) return M.where(cond, self, other) end
 
 function M.masked_fill(self, mask, value)
+  if istype(Ref, value) then return fallback.call("masked_fill", self, mask, value) end
   T.handle("masked_fill", 1, self); T.handle("masked_fill", 2, mask)
   local v, kind = scalar(value)
   if v == nil then args.bad("masked_fill", 3, "number or boolean", args.typename(value)) end
@@ -243,6 +257,7 @@ function M.masked_fill(self, mask, value)
   return wrap(out[0])
 end
 function M.masked_fill_(self, mask, value)
+  if istype(Ref, value) then return fallback.call("masked_fill_", self, mask, value) end
   T.handle("masked_fill_", 1, self); T.handle("masked_fill_", 2, mask)
   local v, kind = scalar(value)
   if v == nil then args.bad("masked_fill_", 3, "number or boolean", args.typename(value)) end
@@ -259,6 +274,7 @@ end
 Tensor.leaky_relu = M.leaky_relu
 
 function M.lerp(self, target, weight)
+  if istype(Ref, weight) then return fallback.call("lerp", self, target, weight) end
   T.handle("lerp", 1, self); T.handle("lerp", 2, target)
   check(C.lt_lerp(out, self.h, target.h, args.number("lerp", 3, weight)), "lerp")
   return wrap(out[0])

@@ -17,6 +17,7 @@ local memory = require "torch._memory"
 local args = require "torch._args"
 local dtype_mod = require "torch.dtype"
 local T = require "torch._tensor"
+local fallback = require "torch._fallback"
 
 local C, check, Ref = _C.C, _C.check, _C.Ref
 local wrap = memory.wrap
@@ -42,8 +43,11 @@ local function reduce_args(name, a, b, c)
 end
 
 local reduce_codes = { sum = 0, mean = 1, prod = 2, amax = 3, amin = 4, all = 5, any = 6, logsumexp = 7 }
+local reduce_options = { dim = true, keepdim = true, dtype = true }
 for name, code in pairs(reduce_codes) do
-  local function op(self, a, b, c)
+  local function op(self, a, b, c, ...)
+    local opts = args.is_options(a) and a or args.is_options(b) and b or args.is_options(c) and c or nil
+    if not fallback.only(opts, reduce_options) or select("#", ...) > 0 then return fallback.call(name, self, a, b, c, ...) end
     T.handle(name, 1, self)
     local dims, n, keepdim, opts = reduce_args(name, a, b, c)
     local dt = opts.dtype and dtype_mod.resolve(opts.dtype, name, 1).code or -1
@@ -122,7 +126,10 @@ function M.norm(self, p, dim, keepdim)
 end
 Tensor.norm = M.norm
 
-function M.cumsum(self, dim)
+function M.cumsum(self, dim, ...)
+  if select("#", ...) > 0 or (args.is_options(dim) and not fallback.only(dim, { dim = true })) then
+    return fallback.call("cumsum", self, dim, ...)
+  end
   T.handle("cumsum", 1, self)
   if args.is_options(dim) then dim = dim.dim end
   check(C.lt_cumsum(out, self.h, args.int("cumsum", 2, dim)), "cumsum")

@@ -277,10 +277,12 @@ describe("torch math with bad inputs", function()
   end)
 
   it("checks options: alpha, rounding_mode", function()
-    assert.has_error(function() x:add(1, 5) end, "bad argument #3 to 'add' (options table expected, got number)")
+    -- a non-table third argument is handed to the generated surface (add.Scalar takes alpha
+    -- positionally in the schema); a wrong type there is still an error naming add
+    assert.error_matches(function() x:add(1, "5") end, "add: no overload accepts", nil, true)
     assert.has_error(function() x:add(1, { alpha = "2" }) end, "add: alpha must be a number, got string")
     assert.has_error(function() x:div(2, { rounding_mode = "round" }) end, "div: rounding_mode must be nil, 'trunc' or 'floor', got round")
-    assert.has_error(function() x:div_(2, "floor") end, "bad argument #3 to 'div_' (options table expected, got string)")
+    assert.error_matches(function() x:div_(2, "floor") end, "div_: no overload accepts", nil, true)
   end)
 
   it("checks clamp, where, masked_fill, lerp, leaky_relu, allclose and equal arguments", function()
