@@ -81,14 +81,8 @@ function M.free(t)
   end
 end
 
--- The __gc of lt_tensor_ref.
-function M.finalize(t)
-  local h = t.h
-  if h ~= nil then
-    t.h = nil
-    C.lt_tensor_free(h)
-  end
-end
+-- The __gc of lt_tensor_ref: the same release, run by the collector.
+M.finalize = M.free
 
 local function keep_returned(keep, v)
   if ffi.istype(Ref, v) then
