@@ -248,6 +248,9 @@ int lt_tensor_grad(lt_tensor **out, const lt_tensor *t);           /* *out = NUL
 int lt_tensor_set_grad(lt_tensor *t, const lt_tensor *grad);       /* grad NULL clears it */
 int lt_tensor_grad_fn_name(const lt_tensor *t, const char **out);  /* NULL: no grad_fn */
 int lt_tensor_retain_grad(lt_tensor *t);
+/* x.data = y: swaps the tensor's storage/shape/dtype for y's, keeping its identity (parameters
+ * stay the same objects for optimizers when a module moves or changes dtype). */
+int lt_tensor_set_data(lt_tensor *t, const lt_tensor *data);
 int lt_tensor_backward(const lt_tensor *t, const lt_tensor *gradient, int retain_graph, int create_graph);
 int lt_autograd_grad(lt_tensor **results, const lt_tensor *const *outputs, int n_outputs,
                      const lt_tensor *const *grad_outputs, const lt_tensor *const *inputs, int n_inputs,

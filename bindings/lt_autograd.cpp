@@ -79,6 +79,12 @@ int lt_tensor_grad_fn_name(const lt_tensor *t, const char **out) {
   LT_CATCH
 }
 
+int lt_tensor_set_data(lt_tensor *t, const lt_tensor *data) {
+  LT_TRY
+  lt::get_mut(t).set_data(lt::get(data));
+  LT_CATCH
+}
+
 int lt_tensor_retain_grad(lt_tensor *t) {
   LT_TRY
   lt::get_mut(t).retain_grad();

@@ -216,6 +216,20 @@ M.overloads = overloads
      nil plus a reason. `self_obj` (for methods) goes to the parameter named self. ]]
 local function bind(entry, self_obj, positional, npos, kwargs, keep, bound)
   local params = entry.args
+  -- PyTorch's varargs rule: a lone positional int[] also takes its ints one by one
+  -- (x:repeat(2, 1, 2) is x:repeat({2, 1, 2}), as x.repeat(2, 1, 2) is in Python).
+  if npos > 1 then
+    local lone
+    for _, p in ipairs(params) do
+      if not p.kwarg_only and not (self_obj ~= nil and p.name == "self") then
+        if lone ~= nil then lone = false break end
+        lone = p
+      end
+    end
+    if lone and lone.list and (lone.type == "int" or lone.type == "SymInt") then
+      positional, npos = { { unpack(positional, 1, npos) } }, 1
+    end
+  end
   local pi = 1
   local used_kw = 0
   for i, p in ipairs(params) do

@@ -5,6 +5,7 @@
     torch.linalg.X, torch.special.X, torch.fft.X   the schema's linalg_X, special_X, fft_X
     torch._nn.X      the schema's python_module: nn ops (what torch.nn.functional builds on)
     torch._ops       the array of bound overloads found in the loaded libtorch
+    torch.nn         loaded on first use (lua/torch/nn/init.lua)
   Hand-written functions and methods stay first: they are the fast paths and keep ltorch's own
   argument conventions; the generated ones fill everything else.
 
@@ -40,6 +41,11 @@ function M.install(torch)
   torch._nn = lazy_namespace("", "torch._nn.")
   setmetatable(torch, {
     __index = function(t, k)
+      if k == "nn" then
+        local nn = require "torch.nn"
+        rawset(t, k, nn)
+        return nn
+      end
       if k == "_ops" then
         local all = dispatch.all_ops()
         rawset(t, k, all)
@@ -47,15 +53,6 @@ function M.install(torch)
       end
       if type(k) ~= "string" then return nil end
       local f = dispatch.function_for(k)
-      if f then rawset(t, k, f) end
-      return f
-    end,
-  })
-  local F = torch.nn.functional
-  setmetatable(F, {
-    __index = function(t, k)
-      if type(k) ~= "string" then return nil end
-      local f = dispatch.function_for(k, "torch.nn.functional." .. k)
       if f then rawset(t, k, f) end
       return f
     end,

@@ -238,6 +238,7 @@ end
 
 -- torch.where(cond, a, b): elements of a where cond is true, else b.
 function M.where(cond, a, b)
+  if a == nil and b == nil then return fallback.call("where", cond) end   -- where(cond): nonzero as a list
   T.handle("where", 1, cond)
   local like = istype(Ref, a) and a or (istype(Ref, b) and b or nil)
   a = as_tensor_like("where", 2, a, like, cond)

@@ -235,7 +235,8 @@ function M.gather(self, dim, index)
 end
 Tensor.gather = M.gather
 
-function M.scatter(self, dim, index, src)
+function M.scatter(self, dim, index, src, ...)
+  if select("#", ...) > 0 then return fallback.call("scatter", self, dim, index, src, ...) end   -- reduce=, out=
   T.handle("scatter", 1, self); T.handle("scatter", 3, index); T.handle("scatter", 4, src)
   check(C.lt_scatter(out, self.h, args.int("scatter", 2, dim), index.h, src.h), "scatter")
   return wrap(out[0])
@@ -258,7 +259,10 @@ Tensor.nonzero = M.nonzero
 
 ---------------------------------------------------------------- softmax
 local function softmax(name, log)
-  return function(self, dim)
+  return function(self, dim, ...)
+    if select("#", ...) > 0 or (args.is_options(dim) and not fallback.only(dim, { dim = true })) then
+      return fallback.call(name, self, dim, ...)
+    end
     T.handle(name, 1, self)
     if args.is_options(dim) then dim = dim.dim end
     if dim == nil then error(name .. ": dim is required (implicit dim choice is deprecated in PyTorch)", 2) end

@@ -210,6 +210,11 @@ getters.data = function(self)
   check(C.lt_detach(out, self.h), "data")
   return wrap(out[0])
 end
+-- x.data = y replaces x's contents (shape, dtype, device) by y's; x stays the same tensor.
+setters.data = function(self, v)
+  if not ffi.istype(Ref, v) then error("data must be a Tensor, got " .. args.typename(v), 3) end
+  check(C.lt_tensor_set_data(self.h, v.h), "data", 3)
+end
 
 ---------------------------------------------------------------- the metatype
 local function index_key(k)

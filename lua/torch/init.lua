@@ -102,8 +102,7 @@ end
 
 function torch.numel(x) return T.Tensor.numel(x) end
 
-torch.nn = { functional = require "torch.nn.functional" }
-
+-- torch.nn loads on first use (its modules require torch itself); see torch._ops_generated.
 require("torch._ops_generated").install(torch)
 
 return torch

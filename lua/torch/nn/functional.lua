@@ -93,4 +93,15 @@ function M.one_hot(labels, num_classes)
   return wrap(out[0])
 end
 
+-- Every other functional op comes from the generated surface: torch.nn.functional.conv2d,
+-- max_pool2d, layer_norm, embedding, ... (the schema's nn-module ops and torch functions).
+setmetatable(M, {
+  __index = function(t, k)
+    if type(k) ~= "string" then return nil end
+    local f = require("torch._dispatch").function_for(k, "torch.nn.functional." .. k)
+    if f then rawset(t, k, f) end
+    return f
+  end,
+})
+
 return M

@@ -1,0 +1,136 @@
+--[[
+  torch.nn.containers — Sequential, ModuleList and ModuleDict, with PyTorch's child names (so
+  state_dict keys read "0.weight", "layers.3.bias", "heads.cls.weight").
+
+      local net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+      local blocks = nn.ModuleList({ nn.Linear(4, 4), nn.Linear(4, 4) })
+      local heads = nn.ModuleDict({ cls = nn.Linear(4, 3) })
+
+  Indices into Sequential/ModuleList are 0-based like PyTorch's (`net:get(0)` is the first
+  layer). An error inside Sequential's forward says where: "in module 2 (Linear) of Sequential".
+
+  Usage: see above; net:len(), net:append(m), net:get(i), ipairs(list:list()).
+]]
+local Module = require("torch.nn.module").Module
+local is_module = require("torch.nn.module").is_module
+
+local M = {}
+
+local function check_module(name, i, m)
+  if not is_module(m) then
+    error(("%s: item %d is not a Module (got %s)"):format(name, i, type(m)), 4)
+  end
+end
+
+---------------------------------------------------------------- Sequential
+local Sequential = Module:extend("Sequential")
+M.Sequential = Sequential
+
+function Sequential:__init(...)
+  local n = select("#", ...)
+  local first = ...
+  if n == 1 and type(first) == "table" and not is_module(first) then
+    -- nn.Sequential({name = module, ...}) is an OrderedDict in PyTorch; Lua tables are unordered,
+    -- so a list of {name, module} pairs keeps the order.
+    for i, pair in ipairs(first) do
+      check_module("Sequential", i, pair[2])
+      self:add_module(pair[1], pair[2])
+    end
+    return
+  end
+  for i = 1, n do
+    local m = select(i, ...)
+    check_module("Sequential", i, m)
+    self:add_module(tostring(i - 1), m)
+  end
+end
+
+-- Extra arguments go to the first module only; each later module gets its predecessor's output.
+function Sequential:forward(...)
+  local children = self:named_children()
+  if #children == 0 then return ... end
+  local x
+  for i, nm in ipairs(children) do
+    local m = nm[2]
+    local ok, out
+    if i == 1 then ok, out = pcall(m, ...) else ok, out = pcall(m, x) end
+    if not ok then
+      error(("in module %s (%s) of Sequential: %s"):format(nm[1], m._class.__name, tostring(out)), 2)
+    end
+    x = out
+  end
+  return x
+end
+
+function Sequential:append(m)
+  check_module("append", 1, m)
+  self:add_module(tostring(#self._modules.names), m)
+  return self
+end
+
+function Sequential:get(i)
+  local n = #self._modules.names
+  if i < 0 then i = i + n end
+  if i < 0 or i >= n then error(("index %d is out of range for a Sequential of %d modules"):format(i, n), 2) end
+  return self._modules.values[self._modules.names[i + 1]]
+end
+
+-- The number of modules (Lua 5.1 tables ignore __len, so this is a method).
+function Sequential:len() return #self._modules.names end
+
+---------------------------------------------------------------- ModuleList
+local ModuleList = Module:extend("ModuleList")
+M.ModuleList = ModuleList
+
+function ModuleList:__init(list)
+  for i, m in ipairs(list or {}) do
+    check_module("ModuleList", i, m)
+    self:add_module(tostring(i - 1), m)
+  end
+end
+
+ModuleList.append = Sequential.append
+ModuleList.get = Sequential.get
+ModuleList.len = Sequential.len
+
+function ModuleList:extend_with(list)
+  for _, m in ipairs(list) do self:append(m) end
+  return self
+end
+
+-- The modules as a Lua array (1-based), for ipairs.
+function ModuleList:list() return self:children() end
+function ModuleList:forward() error("ModuleList is a container; call its modules, not the list", 2) end
+
+---------------------------------------------------------------- ModuleDict
+local ModuleDict = Module:extend("ModuleDict")
+M.ModuleDict = ModuleDict
+
+-- Keys are added in sorted order (Lua tables have no order); pass {{name, module}, ...} to choose.
+function ModuleDict:__init(dict)
+  dict = dict or {}
+  if dict[1] ~= nil then
+    for i, pair in ipairs(dict) do
+      check_module("ModuleDict", i, pair[2])
+      self:add_module(pair[1], pair[2])
+    end
+    return
+  end
+  local keys = {}
+  for k in pairs(dict) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for i, k in ipairs(keys) do
+    check_module("ModuleDict", i, dict[k])
+    self:add_module(k, dict[k])
+  end
+end
+
+function ModuleDict:get(key) return self._modules.values[key] end
+function ModuleDict:keys()
+  local out = {}
+  for i, n in ipairs(self._modules.names) do out[i] = n end
+  return out
+end
+function ModuleDict:forward() error("ModuleDict is a container; call its modules, not the dict", 2) end
+
+return M

@@ -1,0 +1,34 @@
+--[[
+  torch.nn — neural-network building blocks with PyTorch's names and behaviour:
+  nn.Module (lua/torch/nn/module.lua), nn.Parameter, layers, containers, activations,
+  nn.functional and nn.init. Each family lives in its own file; this one only gathers them.
+
+      local nn = require "torch.nn"          -- also torch.nn
+      local net = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
+      print(net); print(net:state_dict()["0.weight"]:size())
+
+  Layer families are listed in `families` below; a file returns a table of classes.
+]]
+local module = require "torch.nn.module"
+
+local nn = {
+  Module = module.Module,
+  Parameter = module.Parameter,
+  is_parameter = module.is_parameter,
+  functional = require "torch.nn.functional",
+  init = require "torch.nn.initializers",
+}
+
+local families = {
+  "torch.nn.linear",
+  "torch.nn.containers",
+  "torch.nn.activations",
+}
+for _, name in ipairs(families) do
+  for k, v in pairs(require(name)) do
+    if nn[k] ~= nil then error("torch.nn: " .. name .. " redefines nn." .. k) end
+    nn[k] = v
+  end
+end
+
+return nn
