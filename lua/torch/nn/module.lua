@@ -71,9 +71,6 @@ local Module = {}
 M.Module = Module
 Module.__name = "Module"
 
-local internal = { _parameters = true, _buffers = true, _modules = true, _non_persistent = true,
-  _forward_hooks = true, _forward_pre_hooks = true, _class = true, training = true }
-
 local function instance_index(self, k)
   local p = rawget(self, "_parameters").values[k]
   if p ~= nil then return p end
