@@ -323,7 +323,7 @@ local function unpack_results(entry, n, bound)
   return outs, n
 end
 
-local function signatures(name, list, display)
+local function signatures(list, display)
   local lines = {}
   for _, e in ipairs(list) do lines[#lines + 1] = "  " .. schema.signature(e, display) end
   return table.concat(lines, "\n")
@@ -362,7 +362,7 @@ local function call(name, display, list, self_obj, ...)
     for k, v in pairs(kwargs) do given[#given + 1] = tostring(k) .. "=" .. args.typename(v) end
   end
   error(("%s: no overload accepts (%s): %s\naccepted signatures:\n%s"):format(display, table.concat(given, ", "),
-    first_reason or "no matching variant", signatures(name, list, display)), 3)
+    first_reason or "no matching variant", signatures(list, display)), 3)
 end
 
 -- torch.X for a schema name, or nil when no function variant exists.

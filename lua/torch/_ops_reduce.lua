@@ -46,8 +46,8 @@ local reduce_codes = { sum = 0, mean = 1, prod = 2, amax = 3, amin = 4, all = 5,
 local reduce_options = { dim = true, keepdim = true, dtype = true }
 for name, code in pairs(reduce_codes) do
   local function op(self, a, b, c, ...)
-    local opts = args.is_options(a) and a or args.is_options(b) and b or args.is_options(c) and c or nil
-    if not fallback.only(opts, reduce_options) or select("#", ...) > 0 then return fallback.call(name, self, a, b, c, ...) end
+    local given = args.is_options(a) and a or args.is_options(b) and b or args.is_options(c) and c or nil
+    if not fallback.only(given, reduce_options) or select("#", ...) > 0 then return fallback.call(name, self, a, b, c, ...) end
     T.handle(name, 1, self)
     local dims, n, keepdim, opts = reduce_args(name, a, b, c)
     local dt = opts.dtype and dtype_mod.resolve(opts.dtype, name, 1).code or -1
