@@ -329,8 +329,8 @@ local function signatures(list, display)
   return table.concat(lines, "\n")
 end
 
--- Calls `name` with Lua arguments; self_obj non-nil for a method call.
-local function call(name, display, list, self_obj, ...)
+-- Calls the overloads in `list` with Lua arguments; self_obj non-nil for a method call.
+local function call(display, list, self_obj, ...)
   local npos = select("#", ...)
   local positional = { ... }
   while npos > 0 and positional[npos] == nil do npos = npos - 1 end  -- trailing nils mean "not given"
@@ -372,7 +372,7 @@ function M.function_for(name, display)
   for _, e in ipairs(list) do if e.variants:find("f", 1, true) then any = true end end
   if not any then return nil end
   display = display or ("torch." .. name)
-  return function(...) return call(name, display, list, nil, ...) end
+  return function(...) return call(display, list, nil, ...) end
 end
 
 -- x:X for a schema name, or nil when no method variant exists.
@@ -384,7 +384,7 @@ function M.method_for(name)
   local display = "Tensor." .. name
   return function(self, ...)
     if not istype(Ref, self) then args.bad(name, 1, "Tensor", args.typename(self)) end
-    return call(name, display, list, self, ...)
+    return call(display, list, self, ...)
   end
 end
 
