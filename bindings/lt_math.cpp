@@ -202,15 +202,20 @@ int lt_binary_(int op, lt_tensor *a, const lt_tensor *b, double alpha) {
   LT_CATCH
 }
 
+/* pow takes a number exponent as a Scalar, as Python's x ** 0.5 does (pow.Tensor_Scalar): its
+   special cases (0.5 -> sqrt, -0.5 -> rsqrt, 2 -> square, ...) round differently from the
+   general pow a wrapped-tensor exponent gets. */
 int lt_binary_scalar(lt_tensor **out, int op, const lt_tensor *a, double b, int kind) {
   LT_TRY
-  *out = lt::wrap(binary(op, lt::get(a), wrapped(b, kind), at::Scalar(1)));
+  if (op == LT_POW) *out = lt::wrap(lt::get(a).pow(lt::scalar(b, kind)));
+  else *out = lt::wrap(binary(op, lt::get(a), wrapped(b, kind), at::Scalar(1)));
   LT_CATCH
 }
 
 int lt_binary_scalar_(int op, lt_tensor *a, double b, int kind) {
   LT_TRY
-  binary_(op, lt::get_mut(a), wrapped(b, kind), at::Scalar(1));
+  if (op == LT_POW) lt::get_mut(a).pow_(lt::scalar(b, kind));
+  else binary_(op, lt::get_mut(a), wrapped(b, kind), at::Scalar(1));
   LT_CATCH
 }
 
