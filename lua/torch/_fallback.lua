@@ -30,4 +30,30 @@ function M.only(opts, allowed)
   return true
 end
 
+--[[ Wraps fast paths that take no keyword table so that a trailing keyword table
+     (torch.cat(xs, {dim = 1}), x:flatten({start_dim = 1})) goes to the generated op, which binds
+     keywords to PyTorch's parameter names. Module reloads reassign the fast paths first, so a
+     function is never wrapped twice. ]]
+function M.keywords_to_generated(tbl, names)
+  local is_options = require("torch._args").is_options
+  for _, name in ipairs(names) do
+    local fast = rawget(tbl, name)
+    if fast ~= nil then
+      tbl[name] = function(...)
+        local n = select("#", ...)
+        if n > 0 and is_options((select(n, ...))) then return M.call(name, ...) end
+        return fast(...)
+      end
+    end
+  end
+end
+
+-- The fast paths that take no keyword table of their own.
+M.positional_only = {
+  "cat", "concat", "concatenate", "stack", "squeeze", "unsqueeze", "flatten", "split", "chunk",
+  "transpose", "swapaxes", "narrow", "select", "index_select", "gather", "permute", "reshape", "view",
+  "expand", "mm", "bmm", "matmul", "dot", "outer", "masked_fill", "masked_fill_", "lerp", "where",
+  "nonzero", "masked_select", "leaky_relu",
+}
+
 return M

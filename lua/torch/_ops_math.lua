@@ -81,7 +81,9 @@ for name, code in pairs(binary_codes) do
   local takes_alpha = with_alpha[name]
   local fast_opts = takes_alpha and alpha_only or {}
   local function op(a, b, opts, ...)
-    if not fallback.only(opts, fast_opts) or select("#", ...) > 0 then return fallback.call(name, a, b, opts, ...) end
+    if not fallback.only(opts, fast_opts) or select("#", ...) > 0 or args.is_options(b) then
+      return fallback.call(name, a, b, opts, ...)
+    end
     local alpha = takes_alpha and get_alpha(name, opts) or 1
     if istype(Ref, a) then
       if istype(Ref, b) then

@@ -156,6 +156,7 @@ Tensor.argsort = M.argsort
 
 -- topk(k, dim=-1, largest=true, sorted=true) or topk(k, {dim=, largest=, sorted=}) -> values, indices
 function M.topk(self, k, dim, largest, sorted)
+  if args.is_options(k) then return fallback.call("topk", self, k) end  -- topk({k=, dim=})
   T.handle("topk", 1, self)
   k = args.int("topk", 2, k)
   if args.is_options(dim) then dim, largest, sorted = dim.dim, dim.largest, dim.sorted end

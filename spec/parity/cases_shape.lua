@@ -75,11 +75,9 @@ add("conj", { T({ 3, 4 }) })
 add("resolve_neg", { T({ 3, 4 }) })
 add("diag", { T({ 0 }) })
 
--- Keyword forms (any PyTorch parameter may be passed by name) of the hand-written fast paths.
--- kwform marks the forms those fast paths reject today (the generated ops take them all).
+-- Keyword forms (any PyTorch parameter may be passed by name) of the hand-written fast paths,
+-- which hand such calls to the generated ops (torch._fallback.keywords_to_generated).
 local function kwform(op, args, opts)
-  opts = opts or {}
-  opts.known = "the hand-written fast path takes no keyword form of a positional parameter"
   add(op, args, opts)
 end
 kwform("cat", { L { T({ 2, 3 }), T({ 2, 1 }) }, { dim = 1 } })
