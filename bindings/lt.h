@@ -84,6 +84,9 @@ const char *lt_version(void);        /* libtorch's version, e.g. "1.13.1" */
 const char *lt_cdef_source(void);    /* this header's LT_CDEF region, for ffi.cdef */
 lt_memory_stats *lt_memory(void);
 int lt_drain_released_blobs(int64_t *ids, int capacity, int *count);
+/* 1, 2, 3, ... per call, process-wide: each Lua state numbers its release ids above serial * 2^32,
+ * so states sharing the release queue never mistake each other's ids. */
+int64_t lt_next_state_serial(void);
 int lt_manual_seed(uint64_t seed);
 int lt_set_num_threads(int n);
 int lt_get_num_threads(int *out);
@@ -137,6 +140,11 @@ int lt_from_data(lt_tensor **out, const void *data, int src_dtype, const int64_t
  * memory (a Lua string, say) can be kept alive exactly as long as needed. */
 int lt_from_blob(lt_tensor **out, void *data, const int64_t *sizes, int ndim, const int64_t *strides,
                  int dtype, int64_t release_id);
+/* Wraps contiguous CPU memory without copying; release(data, ctx) runs once, from whichever thread
+ * drops the last tensor using it. On failure release is not called (the memory stays the
+ * caller's). For C hosts (runtime/embed_tensor.c); Lua uses lt_from_blob. */
+int lt_from_blob_release(lt_tensor **out, void *data, const int64_t *sizes, int ndim, int dtype,
+                         void (*release)(void *data, void *ctx), void *ctx);
 
 /* ---- conversion and copies ---- */
 int lt_to(lt_tensor **out, const lt_tensor *t, int dtype, int device_type, int device_index,
@@ -293,6 +301,49 @@ int lt_op_schema(const lt_op *op, const char **out);   /* the registered schema,
 int lt_op_call(const lt_op *op, const lt_value *args, int nargs, lt_value *results, int capacity,
                int *nresults);
 void lt_value_release(lt_value *v);
+/* ---- automatic mixed precision: libtorch's autocast state (thread-local) ----
+ * device_type is a c10::DeviceType code: 0 cpu, 1 cuda. lt_autocast_enter validates first, then
+ * saves the previous state into *prev and switches: dtype < 0 keeps the current autocast dtype,
+ * cache_enabled < 0 keeps the cache setting. lt_autocast_exit restores *prev and clears the cast
+ * cache when the outermost region closes. Enter/exit pair up LIFO on one thread. */
+typedef struct lt_autocast_state {
+  int enabled;
+  int dtype;
+  int cache_enabled;
+} lt_autocast_state;
+int lt_autocast_enter(int device_type, int enabled, int dtype, int cache_enabled, lt_autocast_state *prev);
+int lt_autocast_exit(int device_type, const lt_autocast_state *prev);
+int lt_autocast_is_enabled(int device_type, int *out);
+int lt_autocast_get_dtype(int device_type, int *out);
+int lt_autocast_is_cache_enabled(int *out);
+int lt_autocast_clear_cache(void);
+/* ---- checkpoints: PyTorch's zip container, atomic files, RNG state (lt_serialize.cpp) ---- */
+typedef struct lt_zip_reader lt_zip_reader;
+typedef struct lt_zip_writer lt_zip_writer;
+int lt_zip_reader_open(lt_zip_reader **out, const char *path);
+void lt_zip_reader_free(lt_zip_reader *r);
+int lt_zip_reader_has(lt_zip_reader *r, const char *name, int *out);
+int lt_zip_reader_read(lt_tensor **out, lt_zip_reader *r, const char *name);  /* uint8, 1-D */
+int lt_zip_writer_open(lt_zip_writer **out, const char *path);
+int lt_zip_writer_add(lt_zip_writer *w, const char *name, const void *data, int64_t size);
+int lt_zip_writer_finish(lt_zip_writer *w);   /* end of archive, flush, fsync, close */
+void lt_zip_writer_free(lt_zip_writer *w);    /* also abandons an unfinished archive */
+int lt_file_temp(const char *path, char *buf, int capacity);  /* creates "<path>.tmp.XXXXXX" */
+int lt_file_sync(const char *path);
+int lt_file_commit(const char *tmp, const char *path);        /* rename, fsync the folder */
+int lt_rng_get_state(lt_tensor **out);                        /* CPU generator, uint8 */
+int lt_rng_set_state(const lt_tensor *state);
+
+/* ---- TorchScript modules (lt_jit.cpp) ---- */
+typedef struct lt_jit_module lt_jit_module;
+int lt_jit_load(lt_jit_module **out, const char *path);
+void lt_jit_free(lt_jit_module *m);
+int lt_jit_call(lt_jit_module *m, const char *method, const lt_tensor *const *inputs, int n,
+                lt_tensor **outputs, int capacity, int *nout, int *is_tuple);
+int lt_jit_train(lt_jit_module *m, int mode);
+int lt_jit_is_training(lt_jit_module *m, int *out);
+int lt_jit_named_tensors(lt_jit_module *m, int which, int *count);  /* 0 params, 1 buffers */
+int lt_jit_named_tensor(lt_jit_module *m, int i, const char **name, lt_tensor **out);
 /* LT_CDEF_END */
 
 #ifdef __cplusplus

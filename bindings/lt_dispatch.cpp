@@ -20,6 +20,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <vector>
 
@@ -146,13 +149,24 @@ extern "C" {
 int lt_op_find(lt_op **out, const char *name, const char *overload) {
   LT_TRY
   if (name == nullptr) throw lt::ValueError("lt_op_find: NULL name");
-  auto handle = c10::Dispatcher::singleton().findSchema({name, overload ? overload : ""});
+  // Handles are interned for the process (nobody frees them: every Lua state caches the ones it
+  // uses), so repeated lookups and many Lua states share one small lt_op per overload.
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, std::string>, std::unique_ptr<lt_op>> interned;
+  std::pair<std::string, std::string> key{name, overload ? overload : ""};
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = interned.find(key);
+  if (it != interned.end()) {
+    *out = it->second.get();
+    return LT_OK;
+  }
+  auto handle = c10::Dispatcher::singleton().findSchema({key.first.c_str(), key.second.c_str()});
   if (!handle.has_value()) {
     *out = nullptr;
   } else {
     std::ostringstream s;
     s << handle->schema();
-    *out = new lt_op{*handle, s.str()};
+    *out = interned.emplace(key, std::unique_ptr<lt_op>(new lt_op{*handle, s.str()})).first->second.get();
   }
   LT_CATCH
 }

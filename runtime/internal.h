@@ -25,4 +25,9 @@ void ltorch_interrupt_arm(lua_State *L);
 void ltorch_interrupt_disarm(lua_State *L);
 void ltorch_interrupt_register(lua_State *L, int table_index);
 
+/* repl.c — the "torch.repl.native" preload (readline, history, completion, Ctrl-C), and
+ * ltorch_pcall whose error handler opens the post-mortem debugger before unwinding. */
+void ltorch_repl_register(lua_State *L);
+int ltorch_debug_pcall(lua_State *L, int narg, int nres);
+
 #endif /* LTORCH_INTERNAL_H */

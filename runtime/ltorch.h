@@ -1,27 +1,61 @@
 /*
- * ltorch.h — the runtime's C API: create an ltorch Lua state and run code in it.
+ * ltorch.h — the runtime's C API: the `ltorch` executable's state, and the embedding API that
+ * lets a host application run ltorch (Lua + libtorch) inside itself.
  *
- * Why: the `ltorch` executable (main.c) and any host application that embeds ltorch
- * go through the same few calls, so a host gets exactly the state the CLI gets
- * (standard libraries, ltorch's module paths, the `_LTORCH` table, Ctrl-C handling).
+ * Why: the `ltorch` executable (main.c), data-loader workers and any host application go
+ * through the same few calls, so a host gets exactly the state the CLI gets (standard
+ * libraries, ltorch's module paths, the `_LTORCH` table).
  *
- * What: ltorch_newstate() opens the LuaJIT libraries, puts ltorch's Lua directory in
- * front of `package.path` and sets the global
+ * Two levels:
+ *
+ * 1. Lua states (used by main.c and the workers). ltorch_newstate() opens the LuaJIT
+ *    libraries, puts ltorch's Lua directory in front of `package.path` and sets the global
  *     _LTORCH = { lua_dir = "<dir>"|nil, exe = "<path>"|nil, version = "0.1.0",
  *                 interrupt_pending = <lightuserdata>, check_interrupt = <function> }
- * ltorch_pcall() is lua_pcall with a traceback handler and SIGINT turned into the Lua
- * error "interrupted!"; ltorch_report() prints a failed call's message to stderr.
+ *    ltorch_pcall() is lua_pcall with a traceback handler and SIGINT turned into the Lua
+ *    error "interrupted!"; ltorch_report() prints a failed call's message to stderr.
+ *        lua_State *L = ltorch_newstate(NULL, 0);          // NULL: use /proc/self/exe
+ *        int st = luaL_loadstring(L, "print(_LTORCH.version)");
+ *        if (st == 0) st = ltorch_pcall(L, 0, 0);
+ *        ltorch_report(L, st);
+ *        lua_close(L);
  *
- * How:
- *     lua_State *L = ltorch_newstate(NULL, 0);          // NULL: use /proc/self/exe
- *     if (L == NULL) return 1;                           // reason already on stderr
- *     int st = luaL_loadstring(L, "print(_LTORCH.version)");
- *     if (st == 0) st = ltorch_pcall(L, 0, 0);
- *     ltorch_report(L, st);
- *     lua_close(L);
+ * 2. Runtimes (the embedding API, libltorch; runtime/embed*.c). An ltorch_runtime owns one Lua
+ *    state. Every entry point returns a status (LTORCH_OK = 0) and never aborts the host,
+ *    touches signal handlers (Ctrl-C stays the host's) or longjmps through host frames: Lua
+ *    errors are caught inside and come back as a status plus ltorch_error(rt) (message and Lua
+ *    traceback). Nothing is printed, except by Lua code that prints.
+ *        ltorch_runtime *rt;
+ *        if (ltorch_runtime_new(NULL, &rt) != LTORCH_OK) die(ltorch_error(NULL));
+ *        ltorch_run_file(rt, "model.lua", NULL, 0);                 // defines predict()
+ *        float x[2][4] = {...};
+ *        int64_t shape[2] = {2, 4};
+ *        ltorch_tensor *in;
+ *        ltorch_tensor_from_buffer(x, LTORCH_FLOAT32, shape, 2, NULL, NULL, &in);  // no copy
+ *        ltorch_value arg = ltorch_tensor_value(in), res[2];
+ *        if (ltorch_call(rt, "predict", &arg, 1, res, 2) != LTORCH_OK)
+ *            fprintf(stderr, "%s\n", ltorch_error(rt));              // the host goes on
+ *        ...read res[0].tensor with ltorch_tensor_data(), res[1].number...
+ *        ltorch_value_clear(&res[0]); ltorch_value_clear(&res[1]);
+ *        ltorch_tensor_free(in);
+ *        ltorch_runtime_free(rt);
+ *    Threads: a process may hold any number of runtimes; each is used by one thread at a time
+ *    (two threads entering one runtime at once get LTORCH_ERR_BUSY). Tensor handles
+ *    (ltorch_tensor) are independent of runtimes: they may outlive the runtime that returned
+ *    them and move between threads. libtorch's intra-op thread pool is process-wide.
+ *
+ * Build: find_package(ltorch) then link ltorch::ltorch (or ltorch::ltorch_static), or
+ *     cc app.c $(pkg-config --cflags --libs ltorch)
  */
 #ifndef LTORCH_H
 #define LTORCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #include <lua.h>
 
@@ -59,5 +93,156 @@ void ltorch_message(const char *msg);
  * them, prints results and errors, until end of input. Leaves the stack as it found it.
  */
 void ltorch_repl(lua_State *L);
+
+/* ======================================================================== embedding API ==== */
+
+typedef struct ltorch_runtime ltorch_runtime;
+
+/* A tensor handle: the same object as bindings/lt.h's lt_tensor, so lt_* functions accept it.
+ * Each handle the API gives out is released with ltorch_tensor_free() exactly once. */
+typedef struct lt_tensor ltorch_tensor;
+
+/* Status codes. The Lua ones have lua.h's values. */
+typedef enum ltorch_status {
+    LTORCH_OK = 0,
+    LTORCH_ERR_RUN = 2,     /* a Lua error while running (message + traceback in ltorch_error) */
+    LTORCH_ERR_SYNTAX = 3,  /* the chunk does not compile */
+    LTORCH_ERR_MEMORY = 4,  /* out of memory */
+    LTORCH_ERR_HANDLER = 5, /* error while handling an error */
+    LTORCH_ERR_FILE = 6,    /* cannot read the file */
+    LTORCH_ERR_TYPE = 7,    /* a value of the wrong kind (an argument, a result, a tensor) */
+    LTORCH_ERR_TENSOR = 8,  /* libtorch refused a tensor operation */
+    LTORCH_ERR_BUSY = 9,    /* the runtime is already running a call (another thread) */
+    LTORCH_ERR_ARG = 10     /* a bad argument from the host (NULL pointer, bad count) */
+} ltorch_status;
+
+/* dtype codes: libtorch's c10::ScalarType numbering. */
+enum {
+    LTORCH_UINT8 = 0, LTORCH_INT8 = 1, LTORCH_INT16 = 2, LTORCH_INT32 = 3, LTORCH_INT64 = 4,
+    LTORCH_FLOAT16 = 5, LTORCH_FLOAT32 = 6, LTORCH_FLOAT64 = 7, LTORCH_BOOL = 11,
+    LTORCH_BFLOAT16 = 15
+};
+
+/* Options for ltorch_runtime_new; NULL or all-zero means the defaults. */
+typedef struct ltorch_options {
+    /* ltorch's Lua directory (holding torch/init.lua). NULL: $LTORCH_PATH, then the lua/ or
+     * share/ltorch/lua directory beside libltorch (build tree or install prefix), then beside
+     * exe_path. */
+    const char *lua_dir;
+    const char *exe_path; /* reported as _LTORCH.exe; NULL: libltorch's own path */
+    /* Put in front of package.path, e.g. "/opt/app/lua/?.lua;/opt/app/lua/?/init.lua"
+     * (the host's own modules); NULL: nothing added. */
+    const char *package_path;
+    int num_threads;      /* > 0: libtorch's intra-op thread count (process-wide); 0: unchanged */
+    unsigned flags;       /* LTORCH_NOENV: ignore LUA_PATH, LUA_CPATH, LTORCH_PATH */
+} ltorch_options;
+
+/*
+ * Creates a runtime: a fresh Lua state with ltorch's libraries and module paths. `require
+ * "torch"` happens on first use (or run `torch = require "torch"` yourself). On failure *out
+ * is NULL and ltorch_error(NULL) says why.
+ */
+int ltorch_runtime_new(const ltorch_options *opt, ltorch_runtime **out);
+
+/* Closes the Lua state (running its finalizers) and frees the runtime. NULL is a no-op. Tensor
+ * handles the host still holds stay valid. */
+void ltorch_runtime_free(ltorch_runtime *rt);
+
+/* The runtime's Lua state, for hosts that want the Lua C API (same thread rules apply). */
+lua_State *ltorch_runtime_lua(ltorch_runtime *rt);
+
+/*
+ * The message of the last failed call on rt (with a Lua traceback for Lua errors), "" when the
+ * last call succeeded. With rt NULL: the last failure of a runtime-less call on this thread
+ * (ltorch_runtime_new, ltorch_tensor_*). Valid until the next call on rt (resp. this thread).
+ */
+const char *ltorch_error(const ltorch_runtime *rt);
+
+/* Values crossing the boundary. As arguments, strings and tensors are borrowed (a tensor gets
+ * a new handle inside Lua). As results they are owned by the caller: ltorch_value_clear. */
+typedef enum ltorch_type {
+    LTORCH_TNIL = 0, LTORCH_TBOOLEAN = 1, LTORCH_TNUMBER = 2, LTORCH_TSTRING = 3,
+    LTORCH_TTENSOR = 4
+} ltorch_type;
+
+typedef struct ltorch_value {
+    ltorch_type type;
+    double number;         /* TNUMBER; TBOOLEAN: 0 or 1 */
+    const char *string;    /* TSTRING: NUL-terminated (results: a malloc'd copy) */
+    size_t length;         /* TSTRING: byte length (args: 0 means strlen(string)) */
+    ltorch_tensor *tensor; /* TTENSOR (results: a new handle, contiguous) */
+} ltorch_value;
+
+/* Frees a result's string or tensor handle and sets *v to nil. Safe on any value. */
+void ltorch_value_clear(ltorch_value *v);
+
+static inline ltorch_value ltorch_nil_value(void)
+{
+    ltorch_value v = {LTORCH_TNIL, 0, NULL, 0, NULL};
+    return v;
+}
+static inline ltorch_value ltorch_number_value(double x)
+{
+    ltorch_value v = {LTORCH_TNUMBER, x, NULL, 0, NULL};
+    return v;
+}
+static inline ltorch_value ltorch_string_value(const char *s)
+{
+    ltorch_value v = {LTORCH_TSTRING, 0, s, 0, NULL};
+    return v;
+}
+static inline ltorch_value ltorch_tensor_value(ltorch_tensor *t)
+{
+    ltorch_value v = {LTORCH_TTENSOR, 0, NULL, 0, t};
+    return v;
+}
+
+/*
+ * Runs a Lua file / a string of Lua code in rt. Its first nresults return values are stored in
+ * results (missing ones are nil; results may be NULL when nresults is 0). chunkname names the
+ * string in messages (NULL: "=embed").
+ */
+int ltorch_run_file(ltorch_runtime *rt, const char *path, ltorch_value *results, int nresults);
+int ltorch_run_string(ltorch_runtime *rt, const char *code, const char *chunkname,
+                      ltorch_value *results, int nresults);
+
+/*
+ * Calls a function with nargs arguments; stores nresults results as ltorch_run_string does.
+ * func names it:  "name"         the global `name`
+ *                 "a.b.c"        the field path from the global `a`
+ *                 "module:fn"    require("module").fn   (module may contain dots)
+ * A result that is not nil, a boolean, a number, a string or a tensor is LTORCH_ERR_TYPE.
+ * On any failure every results[i] is nil.
+ */
+int ltorch_call(ltorch_runtime *rt, const char *func, const ltorch_value *args, int nargs,
+                ltorch_value *results, int nresults);
+
+/* Called once, from any thread, when libtorch no longer uses a host buffer. */
+typedef void (*ltorch_release_fn)(void *data, void *ctx);
+
+/*
+ * Wraps the caller's contiguous CPU buffer as a tensor of the given dtype and shape without
+ * copying. release(data, ctx) (may be NULL) runs when the last tensor using the memory is gone:
+ * after ltorch_tensor_free() of this handle and of every view that Lua code kept. On failure
+ * release is not called.
+ */
+int ltorch_tensor_from_buffer(void *data, int dtype, const int64_t *shape, int ndim,
+                              ltorch_release_fn release, void *ctx, ltorch_tensor **out);
+
+/* The tensor's dtype (an LTORCH_* code) and shape: ndim dims, the first `capacity` of them
+ * stored in shape (shape may be NULL when capacity is 0). */
+int ltorch_tensor_info(const ltorch_tensor *t, int *dtype, int64_t *shape, int capacity,
+                       int *ndim);
+
+/* The element data of a contiguous CPU tensor (results of ltorch_call are contiguous) and its
+ * size in bytes; LTORCH_ERR_TYPE for another device or layout. Valid while the handle lives. */
+int ltorch_tensor_data(const ltorch_tensor *t, void **data, int64_t *nbytes);
+
+/* Releases a handle (NULL is a no-op). */
+void ltorch_tensor_free(ltorch_tensor *t);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LTORCH_H */

@@ -9,6 +9,8 @@
  *     -l g=mod  require mod into global g    -i        interactive mode after the rest
  *     -v        print the version line       -E        ignore LUA_PATH, LUA_CPATH,
  *     --        stop handling options                  LTORCH_PATH and LUA_INIT
+ *     --debug   on an error in the script, open the debugger REPL at the failing frame
+ *               (-i does the same; see lua/torch/repl/debugger.lua)
  *     -         run stdin as the script
  * With no script and no -e/-v: REPL if stdin is a terminal, else stdin is the script.
  * The global `arg` is built as lua.c builds it: arg[0] the script, arg[1..] its
@@ -33,8 +35,9 @@
 #include <luajit.h>
 
 #include "ltorch.h"
+#include "internal.h"
 
-enum { HAS_ERROR = 1, HAS_I = 2, HAS_V = 4, HAS_E = 8, HAS_NOENV = 16 };
+enum { HAS_ERROR = 1, HAS_I = 2, HAS_V = 4, HAS_E = 8, HAS_NOENV = 16, HAS_DEBUG = 32 };
 
 struct cli {
     int argc;
@@ -65,6 +68,7 @@ static void print_usage(const char *badoption)
             "  -l g=mod  require library 'mod' into global 'g'\n"
             "  -v        show version information\n"
             "  -E        ignore environment variables\n"
+            "  --debug   debug the script's error in a REPL at the failing frame\n"
             "  --        stop handling options\n"
             "  -         stop handling options and execute stdin\n",
             LTORCH_PROGNAME);
@@ -83,6 +87,10 @@ static int collect_args(struct cli *c)
             return flags;
         switch (argv[i][1]) {
         case '-': /* "--" */
+            if (strcmp(argv[i], "--debug") == 0) {
+                flags |= HAS_DEBUG;
+                break;
+            }
             if (argv[i][2] != '\0')
                 return HAS_ERROR;
             c->script = i + 1;
@@ -209,7 +217,8 @@ static int run_options(lua_State *L, const struct cli *c)
     return 1;
 }
 
-/* The script with its arguments as `...`; "-" (unless after "--") is stdin. */
+/* The script with its arguments as `...`; "-" (unless after "--") is stdin. With -i or
+ * --debug an error opens the post-mortem debugger before the stack unwinds. */
 static int run_script(lua_State *L, const struct cli *c)
 {
     const char *fname = c->argv[c->script];
@@ -223,7 +232,8 @@ static int run_script(lua_State *L, const struct cli *c)
         luaL_checkstack(L, narg + LUA_MINSTACK, "too many arguments to script");
         for (i = c->script + 1; i < c->argc; i++)
             lua_pushstring(L, c->argv[i]);
-        status = ltorch_pcall(L, narg, 0);
+        status = (c->flags & (HAS_I | HAS_DEBUG)) ? ltorch_debug_pcall(L, narg, 0)
+                                                   : ltorch_pcall(L, narg, 0);
     }
     return ltorch_report(L, status);
 }
@@ -233,6 +243,7 @@ static int pmain(lua_State *L)
     struct cli *c = lua_touserdata(L, 1);
     int has_script = c->script < c->argc;
     lua_pop(L, 1);
+    ltorch_repl_register(L); /* torch.breakpoint() works in any script */
     create_arg_table(L, c);
     if (c->flags & HAS_V)
         print_version();

@@ -12,7 +12,9 @@
 # Packages: the toolchain (build-essential cmake pkg-config ccache), libtorch + Gloo
 # headers, LuaJIT 2.1 headers, busted/cjson/luacheck for specs and lint, readline for the
 # REPL, zlib (dataset .gz files), OpenBLAS (libtorch's BLAS), Debian's PyTorch for parity
-# specs, and the Fashion-MNIST dataset.
+# specs, and the Fashion-MNIST dataset; libstb-dev (image decoding in runtime/image.c),
+# python3-pil (bench/data_pipeline.py) and tmux (spec/repl/terminal_spec.lua drives the REPL
+# in a terminal). scripts/fetch_datasets.sh adds the other datasets.
 #
 # Use: bash scripts/setup.sh          (from anywhere; works on the repo containing it)
 #      BUILD_TYPE=Debug bash scripts/setup.sh
@@ -25,6 +27,8 @@ PACKAGES=(
   lua-busted lua-cjson lua-check
   libreadline-dev zlib1g-dev libopenblas0-openmp
   python3-torch dataset-fashion-mnist
+  clang
+  libstb-dev python3-pil tmux
 )
 FASHION_MNIST_DIR=/usr/share/datasets/fashion-mnist
 BUILD_TYPE=${BUILD_TYPE:-Release}
@@ -92,4 +96,6 @@ build() {
 
 install_packages
 check_runtime_deps
+# torch.utils.data's real datasets (fortunes, sklearn tables): see scripts/fetch_datasets.sh
+bash "$ROOT/scripts/fetch_datasets.sh" || die "fetching datasets failed"
 build

@@ -4,7 +4,9 @@
   error carrying libtorch's message), and the tensor handle type.
 
   The declarations come from the library itself (lt_cdef_source() returns the LT_CDEF region of
-  bindings/lt.h, embedded at build time), so there is exactly one copy of the ABI.
+  bindings/lt.h, embedded at build time), so there is exactly one copy of the ABI. The `ltorch`
+  executable and embedding hosts have the library loaded already (ffi.C); under a stock luajit
+  this module loads it (see load_bindings), so `luajit -e 'require "torch"'` works too.
 
   A tensor in Lua is an `lt_tensor_ref` struct cdata holding one C handle. Its metatable (set
   once, in torch.tensor) frees the handle when the cdata is collected; `x:free()` frees it early
@@ -20,20 +22,50 @@ local ffi = require "ffi"
 local registry = debug.getregistry()
 local state = registry["ltorch._C"]
 
+-- Under a stock luajit nothing has loaded the bindings: load them globally (so ffi.C sees them
+-- too) from $LTORCH_BINDINGS, beside this file's install prefix or build tree, package.cpath
+-- (LuaRocks), or the linker's search path. Returns the namespace, or nil and the reasons.
+local function load_bindings()
+  local dir = (debug.getinfo(1, "S").source:match("^@(.*)/torch/_C%.lua$") or ".")
+  local candidates = {
+    os.getenv("LTORCH_BINDINGS"),
+    dir .. "/../../../lib/libltorch_bindings.so",   -- <prefix>/share/ltorch/lua
+    dir .. "/../build/libltorch_bindings.so",       -- <repo>/lua
+    package.searchpath and package.searchpath("libltorch_bindings", package.cpath),
+    "ltorch_bindings",
+  }
+  local errors = {}
+  for i = 1, table.maxn(candidates) do
+    local name = candidates[i]
+    if name then
+      local ok, lib = pcall(ffi.load, name, true)
+      if ok then return lib end
+      errors[#errors + 1] = tostring(lib)
+    end
+  end
+  return nil, table.concat(errors, "; ")
+end
+
 if not state then
   ffi.cdef [[ const char *lt_cdef_source(void); ]]
-  local ok, source = pcall(function() return ffi.string(ffi.C.lt_cdef_source()) end)
-  if not ok then
-    error("torch: the ltorch bindings are not loaded in this process (" .. tostring(source) ..
-      "); run scripts with the `ltorch` executable, or load libltorch_bindings first", 0)
+  local lib = ffi.C
+  if not pcall(function() return lib.lt_cdef_source end) then
+    local err
+    lib, err = load_bindings()
+    if not lib then
+      error("torch: cannot load libltorch_bindings (" .. err .. "); run scripts with the `ltorch` " ..
+        "executable, or set LTORCH_BINDINGS to the library's path", 0)
+    end
   end
-  ffi.cdef(source)
+  ffi.cdef(ffi.string(lib.lt_cdef_source()))
   ffi.cdef [[ typedef struct lt_tensor_ref { lt_tensor *h; } lt_tensor_ref; ]]
-  state = { metatype_set = false }
+  -- Release ids (torch._memory.hold_blob) count up from serial * 2^32: unique per process.
+  state = { metatype_set = false, lib = lib,
+            next_blob_id = tonumber(lib.lt_next_state_serial()) * 2 ^ 32 }
   registry["ltorch._C"] = state
 end
 
-local C = ffi.C
+local C = state.lib
 local M = { C = C, state = state }
 
 M.Ref = ffi.typeof("lt_tensor_ref")

@@ -121,6 +121,18 @@ function M.scope(fn, ...)
   return unpack(results, 2, table.maxn(results))
 end
 
+--[[ unscoped(fn, ...): runs fn(...) outside any torch.scope, so the tensors it makes outlive the
+     scope (state that belongs to an object, e.g. an optimizer's moments made inside a
+     scope-wrapped training step). ]]
+function M.unscoped(fn, ...)
+  local saved = active_scope
+  active_scope = nil
+  local results = { pcall(fn, ...) }
+  active_scope = saved
+  if not results[1] then error(results[2], 0) end
+  return unpack(results, 2, table.maxn(results))
+end
+
 -- Registers the owner of foreign memory; returns the id to hand to lt_from_blob.
 function M.hold_blob(owner)
   local id = (_C.state.next_blob_id or 0) + 1

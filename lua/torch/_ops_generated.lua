@@ -41,10 +41,16 @@ function M.install(torch)
   torch._nn = lazy_namespace("", "torch._nn.")
   setmetatable(torch, {
     __index = function(t, k)
+      if k == "optim" then local optim = require "torch.optim"; rawset(t, k, optim); return optim end
       if k == "nn" then
         local nn = require "torch.nn"
         rawset(t, k, nn)
         return nn
+      end
+      if k == "utils" then
+        local utils = { data = require "torch.data" }
+        rawset(t, k, utils)
+        return utils
       end
       if k == "_ops" then
         local all = dispatch.all_ops()

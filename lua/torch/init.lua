@@ -66,6 +66,10 @@ torch.is_inference_mode_enabled = autograd.is_inference_mode_enabled
 torch.set_detect_anomaly = autograd.set_detect_anomaly
 torch.is_anomaly_enabled = autograd.is_anomaly_enabled
 
+-- mixed precision: torch.autocast(device_type, fn, opts), torch.amp.GradScaler, autocast queries
+torch.amp = require "torch.amp"
+merge(torch.amp.torch_functions)
+
 torch.scope = memory.scope
 torch.free = function(x) return T.Tensor.free(x) end
 torch.memory_stats = memory.stats
@@ -102,7 +106,38 @@ end
 
 function torch.numel(x) return T.Tensor.numel(x) end
 
+-- Checkpoints (torch.serialization, torch.checkpoint, torch.jit) load on first use: they
+-- require torch itself.
+local lazy = { serialization = "torch.serialization", checkpoint = "torch.checkpoint", jit = "torch.jit" }
+function torch.save(value, path) return require("torch.serialization").save(value, path) end
+function torch.load(path, opts) return require("torch.serialization").load(path, opts) end
+function torch.get_rng_state() return require("torch.serialization").get_rng_state() end
+function torch.set_rng_state(state) return require("torch.serialization").set_rng_state(state) end
+
+-- Keyword forms the fast paths do not take go to the generated ops (torch.cat(xs, {dim = 1})).
+local fallback = require "torch._fallback"
+fallback.keywords_to_generated(torch, fallback.positional_only)
+fallback.keywords_to_generated(T.Tensor, fallback.positional_only)
+
+-- x:describe() (a summary string) and torch.breakpoint() (a debugger REPL at the caller; needs
+-- the ltorch executable): lua/torch/repl/.
+require "torch.repl.describe"
+function torch.breakpoint() require("torch.repl.debugger").breakpoint(2) end
+
 -- torch.nn loads on first use (its modules require torch itself); see torch._ops_generated.
 require("torch._ops_generated").install(torch)
+do
+  local mt = getmetatable(torch)
+  local base_index = mt.__index
+  mt.__index = function(t, k)
+    local name = lazy[k]
+    if name then
+      local m = require(name)
+      rawset(t, k, m)
+      return m
+    end
+    return base_index(t, k)
+  end
+end
 
 return torch

@@ -17,12 +17,23 @@ local nn = {
   is_parameter = module.is_parameter,
   functional = require "torch.nn.functional",
   init = require "torch.nn.initializers",
+  utils = require "torch.nn.utils",      -- clip_grad_norm_, clip_grad_value_, grad_flow
 }
 
 local families = {
   "torch.nn.linear",
   "torch.nn.containers",
   "torch.nn.activations",
+  "torch.nn.loss",
+  "torch.nn.conv",
+  "torch.nn.normalization",
+  "torch.nn.dropout",
+  "torch.nn.sparse",
+  "torch.nn.pooling",
+  "torch.nn.bilinear",
+  "torch.nn.attention",
+  "torch.nn.rnn",
+  "torch.nn.transformer",
 }
 for _, name in ipairs(families) do
   for k, v in pairs(require(name)) do

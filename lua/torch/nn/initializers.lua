@@ -66,7 +66,7 @@ end)
 -- xavier_uniform_(t, gain=1): U(-a, a), a = gain * sqrt(6 / (fan_in + fan_out))
 M.xavier_uniform_ = in_place(function(t, gain)
   local fan_in, fan_out = M.calculate_fan_in_and_fan_out(t)
-  local a = (gain or 1) * math.sqrt(6 / (fan_in + fan_out))
+  local a = math.sqrt(3) * ((gain or 1) * math.sqrt(2 / (fan_in + fan_out)))  -- PyTorch's order of operations
   t:uniform_(-a, a)
 end)
 
@@ -79,7 +79,8 @@ end)
 M.kaiming_uniform_ = in_place(function(t, o)
   o = opts_of(o)
   local gain = M.calculate_gain(o.nonlinearity or "leaky_relu", o.a or 0)
-  local bound = gain * math.sqrt(3 / fan(t, o.mode))
+  -- PyTorch's order of operations, so float64 weights get PyTorch's bound to the last bit
+  local bound = math.sqrt(3) * (gain / math.sqrt(fan(t, o.mode)))
   t:uniform_(-bound, bound)
 end)
 

@@ -1,0 +1,188 @@
+/*
+ * lt_serialize.cpp — the native half of checkpoints: PyTorch's zip container (libtorch's own
+ * caffe2::serialize reader and writer), atomic file replacement (temp file in the same folder,
+ * fsync, rename, fsync of the folder) and the CPU generator's state.
+ *
+ * The pickle inside a `.pt` archive is parsed in Lua (lua/torch/serialization/), never here:
+ * these functions only move bytes. Records are read whole into a uint8 tensor; the Lua side
+ * checks the central directory first (lua/torch/serialization/zipdir.lua) so that only stored
+ * records, whose sizes miniz bounds by the file size, are ever read.
+ */
+#include "lt_internal.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/ops/empty.h>
+#include <caffe2/serialize/inline_container.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unistd.h>
+
+struct lt_zip_reader {
+  std::unique_ptr<caffe2::serialize::PyTorchStreamReader> r;
+};
+
+struct lt_zip_writer {
+  FILE *f = nullptr;
+  std::unique_ptr<caffe2::serialize::PyTorchStreamWriter> w;
+  bool failed = false;
+};
+
+namespace {
+
+std::string errno_text(const char *what, const std::string &path) {
+  return std::string(what) + " '" + path + "': " + std::strerror(errno);
+}
+
+void sync_fd_path(const std::string &path, int flags) {
+  int fd = ::open(path.c_str(), flags);
+  if (fd < 0) throw std::runtime_error(errno_text("cannot open", path));
+  int rc = ::fsync(fd);
+  int saved = errno;
+  ::close(fd);
+  errno = saved;
+  if (rc != 0 && errno != EINVAL) throw std::runtime_error(errno_text("fsync failed for", path));
+}
+
+std::string parent_dir(const std::string &path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+extern "C" {
+
+int lt_zip_reader_open(lt_zip_reader **out, const char *path) {
+  LT_TRY
+  *out = nullptr;
+  auto r = std::make_unique<lt_zip_reader>();
+  r->r = std::make_unique<caffe2::serialize::PyTorchStreamReader>(std::string(path));
+  *out = r.release();
+  LT_CATCH
+}
+
+void lt_zip_reader_free(lt_zip_reader *r) { delete r; }
+
+int lt_zip_reader_has(lt_zip_reader *r, const char *name, int *out) {
+  LT_TRY
+  if (r == nullptr) throw lt::ValueError("zip reader was closed");
+  *out = r->r->hasRecord(name) ? 1 : 0;
+  LT_CATCH
+}
+
+int lt_zip_reader_read(lt_tensor **out, lt_zip_reader *r, const char *name) {
+  LT_TRY
+  if (r == nullptr) throw lt::ValueError("zip reader was closed");
+  if (!r->r->hasRecord(name)) throw lt::ValueError(std::string("archive has no record '") + name + "'");
+  auto rec = r->r->getRecord(name);
+  size_t size = std::get<1>(rec);
+  at::Tensor t = at::empty({static_cast<int64_t>(size)}, at::TensorOptions().dtype(at::kByte));
+  if (size > 0) std::memcpy(t.data_ptr(), std::get<0>(rec).get(), size);
+  *out = lt::wrap(std::move(t));
+  LT_CATCH
+}
+
+int lt_zip_writer_open(lt_zip_writer **out, const char *path) {
+  LT_TRY
+  *out = nullptr;
+  auto w = std::make_unique<lt_zip_writer>();
+  w->f = std::fopen(path, "wb");
+  if (w->f == nullptr) throw std::runtime_error(errno_text("cannot create", path));
+  lt_zip_writer *raw = w.get();
+  w->w = std::make_unique<caffe2::serialize::PyTorchStreamWriter>(
+      [raw](const void *data, size_t n) -> size_t {
+        if (raw->failed || raw->f == nullptr) return 0;
+        size_t done = n == 0 ? 0 : std::fwrite(data, 1, n, raw->f);
+        if (done != n) raw->failed = true;
+        return done;
+      });
+  *out = w.release();
+  LT_CATCH
+}
+
+int lt_zip_writer_add(lt_zip_writer *w, const char *name, const void *data, int64_t size) {
+  LT_TRY
+  if (w == nullptr || !w->w) throw lt::ValueError("zip writer was closed");
+  if (size < 0) throw lt::ValueError("negative record size");
+  w->w->writeRecord(name, data, static_cast<size_t>(size));
+  if (w->failed) throw std::runtime_error(std::string("write failed: ") + std::strerror(errno));
+  LT_CATCH
+}
+
+/* Writes the central directory, flushes and fsyncs the file, closes it. */
+int lt_zip_writer_finish(lt_zip_writer *w) {
+  LT_TRY
+  if (w == nullptr || !w->w) throw lt::ValueError("zip writer was closed");
+  w->w->writeEndOfFile();
+  if (w->failed || std::fflush(w->f) != 0) throw std::runtime_error(std::string("write failed: ") + std::strerror(errno));
+  if (::fsync(fileno(w->f)) != 0 && errno != EINVAL) throw std::runtime_error(std::string("fsync failed: ") + std::strerror(errno));
+  std::fclose(w->f);
+  w->f = nullptr;
+  LT_CATCH
+}
+
+void lt_zip_writer_free(lt_zip_writer *w) {
+  if (w == nullptr) return;
+  w->failed = true;  // an unfinished archive: the destructor must not write its tail
+  try {
+    w->w.reset();
+  } catch (...) {
+  }
+  if (w->f) std::fclose(w->f);
+  delete w;
+}
+
+/* Creates an empty, unique "<path>.tmp.XXXXXX" beside path; writes its name into buf. */
+int lt_file_temp(const char *path, char *buf, int capacity) {
+  LT_TRY
+  std::string tmpl = std::string(path) + ".tmp.XXXXXX";
+  if (static_cast<int>(tmpl.size()) + 1 > capacity) throw lt::ValueError("path too long");
+  std::memcpy(buf, tmpl.c_str(), tmpl.size() + 1);
+  int fd = ::mkstemp(buf);
+  if (fd < 0) throw std::runtime_error(errno_text("cannot create a temporary file", tmpl));
+  ::close(fd);
+  LT_CATCH
+}
+
+int lt_file_sync(const char *path) {
+  LT_TRY
+  sync_fd_path(path, O_RDONLY);
+  LT_CATCH
+}
+
+/* rename(tmp, path) then fsync of the folder, so the new name survives a crash. */
+int lt_file_commit(const char *tmp, const char *path) {
+  LT_TRY
+  if (::rename(tmp, path) != 0) throw std::runtime_error(errno_text("cannot rename onto", path));
+  sync_fd_path(parent_dir(path), O_RDONLY | O_DIRECTORY);
+  LT_CATCH
+}
+
+int lt_rng_get_state(lt_tensor **out) {
+  LT_TRY
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  *out = lt::wrap(gen.get_state());
+  LT_CATCH
+}
+
+int lt_rng_set_state(const lt_tensor *state) {
+  LT_TRY
+  const at::Tensor &s = lt::get(state);
+  if (s.scalar_type() != at::kByte || s.dim() != 1)
+    throw lt::ValueError("RNG state must be a 1-D uint8 tensor (torch.get_rng_state())");
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_state(s.contiguous());
+  LT_CATCH
+}
+
+}  // extern "C"

@@ -1,0 +1,190 @@
+--[[
+  torch.data.dataloader — DataLoader: batches from a dataset, in-process or from worker threads.
+
+  DataLoader(dataset, {batch_size = 1, shuffle = false, generator = seed|Generator,
+             drop_last = false, sampler =, batch_sampler =, collate_fn =,
+             num_workers = 0, prefetch_factor = 2, worker_init_fn =, timeout = 0,
+             dataset_factory = {module =, args = {...}, method =}})
+    for batch in loader:iter() do ... end      -- loader:len() = number of batches
+
+  batch_size = false disables batching (samples come one by one, uncollated), as PyTorch's
+  batch_size=None. shuffle uses a RandomSampler with the loader's generator (a seed: the
+  same seed gives the same order every run; each epoch draws a new permutation).
+
+  Workers (num_workers > 0): threads with their own Lua states (runtime/workers.c,
+  torch.data._worker). Lua closures cannot cross states, so a worker rebuilds the dataset from
+  plain data: `dataset_factory = {module = "my.dataset", args = {...}}` (called as
+  require(module).new(unpack(args)), or `method`), or a dataset that carries its own `factory`
+  field (the built-in ones do). Likewise worker_init_fn and collate_fn are given as
+  {module =, fn =} or "module:fn" strings; a Lua *function* collate_fn is still accepted and
+  then runs in the main state (workers send uncollated samples). Worker w seeds torch with
+  base_seed + w, where base_seed is drawn from the loader's generator per iteration (or
+  `base_seed` in the options); batch k is always made by worker k % num_workers, so a seeded
+  run repeats exactly, and batches come back in sampler order whatever the worker count.
+  Inside a worker, torch.utils.data.get_worker_info() returns {id, num_workers, seed, dataset}.
+
+  Randomness: libtorch's default CPU generator is one per process, shared by the main thread
+  and every worker thread, so workers do not call torch.manual_seed (it would reseed the
+  training loop's RNG too). Instead each worker seeds its own generator,
+  torch.utils.data.rng(), with base_seed + worker id; the built-in random transforms draw from
+  it, and so should custom augmentation. In-process loading seeds it with base_seed, so
+  num_workers = 0 and 1 give identical augmented batches.
+]]
+local dataset_mod = require "torch.data.dataset"
+local sampler = require "torch.data.sampler"
+local collate_mod = require "torch.data.collate"
+
+local DataLoader = {}
+DataLoader.__index = DataLoader
+
+local KNOWN = { batch_size = 1, shuffle = 1, generator = 1, drop_last = 1, sampler = 1, batch_sampler = 1,
+  collate_fn = 1, num_workers = 1, prefetch_factor = 1, worker_init_fn = 1, timeout = 1,
+  dataset_factory = 1, base_seed = 1, pin_memory = 1, persistent_workers = 1 }
+
+function DataLoader.new(dataset, opts)
+  opts = opts or {}
+  for k in pairs(opts) do
+    if not KNOWN[k] then error(("DataLoader: unknown option '%s'"):format(tostring(k)), 2) end
+  end
+  local self = setmetatable({ dataset = dataset, num_workers = opts.num_workers or 0,
+    prefetch_factor = opts.prefetch_factor or 2, collate_fn = opts.collate_fn,
+    worker_init_fn = opts.worker_init_fn, timeout = opts.timeout or 0,
+    dataset_factory = opts.dataset_factory or (dataset and dataset.factory),
+    base_seed = opts.base_seed, drop_last = opts.drop_last or false }, DataLoader)
+  if dataset == nil then
+    -- only a factory given: build the dataset here too (the sampler needs its length)
+    if type(self.dataset_factory) ~= "table" then
+      error("bad argument #1 to 'DataLoader' (dataset expected, got nil)", 2)
+    end
+    dataset = require("torch.data._worker").build_dataset(self.dataset_factory)
+    self.dataset = dataset
+  end
+  if self.num_workers < 0 then error("DataLoader: num_workers must be >= 0", 2) end
+  self.batched = opts.batch_size ~= false
+  self.batch_size = self.batched and (opts.batch_size or 1) or nil
+  self.generator = dataset_mod.generator(opts.generator)
+  self.iterable = dataset ~= nil and dataset.is_iterable or false
+  if self.iterable then
+    if opts.shuffle or opts.sampler or opts.batch_sampler then
+      error("DataLoader: shuffle, sampler and batch_sampler are not allowed with an IterableDataset", 2)
+    end
+    return self
+  end
+  if opts.batch_sampler then
+    if opts.batch_size or opts.shuffle or opts.sampler or opts.drop_last then
+      error("DataLoader: batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and drop_last", 2)
+    end
+    self.batch_sampler = opts.batch_sampler
+    return self
+  end
+  if opts.sampler and opts.shuffle then
+    error("DataLoader: sampler option is mutually exclusive with shuffle", 2)
+  end
+  self.sampler = opts.sampler or (opts.shuffle and sampler.RandomSampler(dataset, { generator = self.generator })
+    or sampler.SequentialSampler(dataset))
+  if self.batched then
+    self.batch_sampler = sampler.BatchSampler(self.sampler, self.batch_size, self.drop_last)
+  end
+  return self
+end
+
+function DataLoader:len()
+  if self.iterable then
+    if self.dataset.len then
+      local n = self.dataset:len()
+      if not self.batched then return n end
+      return self.drop_last and math.floor(n / self.batch_size) or math.ceil(n / self.batch_size)
+    end
+    error("DataLoader:len(): this IterableDataset has no len()", 2)
+  end
+  return (self.batch_sampler or self.sampler):len()
+end
+
+-- Index arrays, one per batch (a one-element array per sample when unbatched).
+function DataLoader:_index_iter()
+  if self.batch_sampler then return self.batch_sampler:iter() end
+  local it = self.sampler:iter()
+  return function() local i = it(); if i ~= nil then return { i } end end
+end
+
+function DataLoader:_collate()
+  if not self.batched then return collate_mod.default_convert end
+  return type(self.collate_fn) == "function" and self.collate_fn or collate_mod.default_collate
+end
+
+function DataLoader:_iter_single()
+  local collate, ds = self:_collate(), self.dataset
+  require("torch.data").manual_seed(self._base_seed)   -- as worker 0 would be seeded
+  if self.iterable then
+    local it = ds:iter(nil)
+    local bs, drop = self.batch_size or 1, self.drop_last
+    return function()
+      local samples = {}
+      for k = 1, bs do
+        local s = it()
+        if s == nil then break end
+        samples[k] = s
+      end
+      if #samples == 0 or (drop and #samples < bs) then return nil end
+      if not self.batched then return samples[1] end
+      return collate(samples)
+    end
+  end
+  local batches = self:_index_iter()
+  return function()
+    local idx = batches()
+    if idx == nil then return nil end
+    local samples = {}
+    for k = 1, #idx do samples[k] = ds:get(idx[k]) end
+    if not self.batched then return samples[1] end
+    return collate(samples)
+  end
+end
+
+local function fn_spec(v, what)
+  if v == nil or type(v) == "string" or type(v) == "table" then return v end
+  error(("DataLoader: with num_workers > 0, %s must be given by name ({module =, fn =} or "
+    .. "\"module:fn\"): Lua functions cannot cross into worker states"):format(what), 3)
+end
+
+function DataLoader:_iter_workers()
+  local factory = self.dataset_factory
+  if type(factory) ~= "table" or type(factory.module) ~= "string" then
+    error("DataLoader: num_workers > 0 needs a dataset the workers can rebuild: pass "
+      .. "dataset_factory = {module = \"my.dataset\", args = {...}} (Lua closures and objects "
+      .. "cannot cross into worker Lua states)", 3)
+  end
+  local main_collate = type(self.collate_fn) == "function" and self.collate_fn or nil
+  local config = {
+    path = package.path, cpath = package.cpath,
+    base_seed = self._base_seed,
+    dataset = factory, batched = self.batched, batch_size = self.batch_size,
+    worker_init = fn_spec(self.worker_init_fn, "worker_init_fn"),
+    collate = main_collate and "list" or fn_spec(self.collate_fn, "collate_fn"),
+  }
+  local batches = not self.iterable and self:_index_iter() or nil
+  local it, close = require("torch.data._pool").iterator({
+    num_workers = self.num_workers, prefetch_factor = self.prefetch_factor,
+    timeout = self.timeout, config = config, iterable = self.iterable,
+    next_indices = batches })
+  self._close = close
+  if main_collate then
+    return function()
+      local samples = it()
+      if samples ~= nil then return main_collate(samples) end
+    end
+  end
+  return it
+end
+
+-- for batch in loader:iter() do ... end
+function DataLoader:iter()
+  -- Drawn in both modes (as PyTorch does), so the sampler's stream is the same whatever
+  -- num_workers is: a seeded loader gives identical batches with 0 or N workers.
+  local drawn = self.generator:draw_seed()
+  self._base_seed = self.base_seed or drawn
+  if self.num_workers > 0 then return self:_iter_workers() end
+  return self:_iter_single()
+end
+
+return setmetatable(DataLoader, { __call = function(_, ...) return DataLoader.new(...) end })

@@ -1,0 +1,261 @@
+--[[
+  torch.nn.attention — nn.MultiheadAttention with PyTorch's parameters, init and maths
+  (torch.nn.MultiheadAttention and F.multi_head_attention_forward, PyTorch 1.13's reference path):
+  https://pytorch.org/docs/stable/generated/torch.nn.MultiheadAttention.html
+
+  Shapes (L target length, S source length, N batch, E embed_dim, H num_heads, D = E / H):
+    query (L, N, E) | key (S, N, kdim) | value (S, N, vdim); (N, L, E) ... when batch_first;
+    unbatched (L, E), (S, kdim), (S, vdim) also work.
+    key_padding_mask (N, S) (or (S) unbatched): bool (true = ignore that key) or float (added).
+    attn_mask (L, S) or (N*H, L, S): bool (true = may not attend), uint8 (as bool) or float (added).
+  forward returns two values: attn_output (L, N, E) and attn_weights (N, L, S) averaged over heads,
+  (N, H, L, S) with average_attn_weights = false, nil with need_weights = false.
+
+  Parameters (state_dict keys as PyTorch): in_proj_weight (3E, E) (or q_proj_weight (E, E),
+  k_proj_weight (E, kdim), v_proj_weight (E, vdim) when kdim/vdim differ from E), in_proj_bias (3E),
+  bias_k / bias_v (1, 1, E) with add_bias_kv, out_proj.weight (E, E), out_proj.bias (E).
+
+  Usage:  local mha = nn.MultiheadAttention(64, 8, {dropout = 0.1, batch_first = true})
+          local out, weights = mha(x, x, x, {key_padding_mask = pad, need_weights = false})
+
+  PyTorch also has a fused inference fast path (_native_multi_head_attention); this module always
+  takes the reference path, whose results the fast path matches within float tolerance.
+]]
+local torch = require "torch"
+local module = require "torch.nn.module"
+local Linear = require("torch.nn.linear").Linear
+local init = require "torch.nn.initializers"
+
+local Module, Parameter = module.Module, module.Parameter
+
+local M = {}
+
+-- PyTorch names its out_proj class this way (a Linear that dynamic quantization leaves alone);
+-- the name shows in repr, so it is kept.
+local NonDynamicallyQuantizableLinear = Linear:extend("NonDynamicallyQuantizableLinear")
+
+local MultiheadAttention = Module:extend("MultiheadAttention")
+M.MultiheadAttention = MultiheadAttention
+
+local function shape(t) return "[" .. table.concat(t:size(), ", ") .. "]" end
+
+function MultiheadAttention:__init(embed_dim, num_heads, opts)
+  opts = opts or {}
+  if type(embed_dim) ~= "number" or type(num_heads) ~= "number" or num_heads < 1 then
+    error(("MultiheadAttention: expected embed_dim and num_heads as positive integers, got %s, %s")
+      :format(tostring(embed_dim), tostring(num_heads)), 3)
+  end
+  local head_dim = math.floor(embed_dim / num_heads)
+  if head_dim * num_heads ~= embed_dim then
+    error(("MultiheadAttention: embed_dim (%d) must be divisible by num_heads (%d)"):format(embed_dim, num_heads), 3)
+  end
+  local f = { dtype = opts.dtype, device = opts.device }
+  self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, head_dim
+  self.kdim, self.vdim = opts.kdim or embed_dim, opts.vdim or embed_dim
+  self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+  self.dropout = opts.dropout or 0
+  self.batch_first = opts.batch_first == true
+  self.add_zero_attn = opts.add_zero_attn == true
+  local bias = opts.bias ~= false
+
+  -- registration order is PyTorch's, so state_dict keys and init RNG draws line up
+  if self._qkv_same_embed_dim then
+    self.in_proj_weight = Parameter(torch.empty(3 * embed_dim, embed_dim, f))
+  else
+    self.q_proj_weight = Parameter(torch.empty(embed_dim, embed_dim, f))
+    self.k_proj_weight = Parameter(torch.empty(embed_dim, self.kdim, f))
+    self.v_proj_weight = Parameter(torch.empty(embed_dim, self.vdim, f))
+  end
+  if bias then self.in_proj_bias = Parameter(torch.empty(3 * embed_dim, f)) end
+  self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, { bias = bias, dtype = f.dtype, device = f.device })
+  if opts.add_bias_kv then
+    self.bias_k = Parameter(torch.empty(1, 1, embed_dim, f))
+    self.bias_v = Parameter(torch.empty(1, 1, embed_dim, f))
+  end
+  self:_reset_parameters()
+end
+
+-- Xavier-uniform projections, zero biases (out_proj's Linear init draws first, then is zeroed:
+-- PyTorch does the same, which keeps the RNG stream identical).
+function MultiheadAttention:_reset_parameters()
+  if self._qkv_same_embed_dim then
+    init.xavier_uniform_(self.in_proj_weight)
+  else
+    init.xavier_uniform_(self.q_proj_weight)
+    init.xavier_uniform_(self.k_proj_weight)
+    init.xavier_uniform_(self.v_proj_weight)
+  end
+  if self.in_proj_bias ~= nil then
+    init.constant_(self.in_proj_bias, 0)
+    init.constant_(self.out_proj.bias, 0)
+  end
+  if self.bias_k ~= nil then init.xavier_normal_(self.bias_k) end
+  if self.bias_v ~= nil then init.xavier_normal_(self.bias_v) end
+end
+
+function MultiheadAttention:_fail(fmt, ...)
+  error(("MultiheadAttention(embed_dim=%d, num_heads=%d): " .. fmt):format(self.embed_dim, self.num_heads, ...), 4)
+end
+
+-- Checks ranks and feature sizes; returns whether the input is batched.
+function MultiheadAttention:_check(query, key, value, kpm, attn_mask)
+  local qkv = { query, key, value }
+  for i = 1, 3 do
+    local t = qkv[i]
+    if not torch.is_tensor(t) then self:_fail("expected query, key and value Tensors, argument %d is a %s", i, type(t)) end
+  end
+  local qd = query:dim()
+  if qd ~= 2 and qd ~= 3 then
+    self:_fail("expected a 3-D (batched) or 2-D (unbatched) query, got %s", shape(query))
+  end
+  if key:dim() ~= qd or value:dim() ~= qd then
+    self:_fail("query %s is %d-D, so key and value must be too, got key %s and value %s", shape(query), qd,
+      shape(key), shape(value))
+  end
+  if query:size(-1) ~= self.embed_dim then
+    self:_fail("expected query with last dim %d (embed_dim), got %s", self.embed_dim, shape(query))
+  end
+  if key:size(-1) ~= self.kdim or value:size(-1) ~= self.vdim then
+    self:_fail("expected key with last dim %d (kdim) and value with last dim %d (vdim), got %s and %s",
+      self.kdim, self.vdim, shape(key), shape(value))
+  end
+  for d = 0, qd - 2 do
+    if key:size(d) ~= value:size(d) then self:_fail("key %s and value %s differ in their leading dims", shape(key), shape(value)) end
+  end
+  local bdim = qd == 2 and -1 or (self.batch_first and 0 or 1)
+  if qd == 3 and query:size(bdim) ~= key:size(bdim) then
+    self:_fail("query %s and key %s have different batch sizes", shape(query), shape(key))
+  end
+  if kpm ~= nil then
+    if not torch.is_tensor(kpm) or kpm:dim() ~= qd - 1 then
+      self:_fail("expected a %d-D key_padding_mask, got %s", qd - 1, torch.is_tensor(kpm) and shape(kpm) or type(kpm))
+    end
+    if kpm.dtype ~= torch.bool and not kpm:is_floating_point() then
+      self:_fail("only bool and floating types of key_padding_mask are supported, got %s", tostring(kpm.dtype))
+    end
+  end
+  if attn_mask ~= nil and (not torch.is_tensor(attn_mask) or (attn_mask:dim() ~= 2 and attn_mask:dim() ~= 3)) then
+    self:_fail("expected a 2-D or 3-D attn_mask, got %s", torch.is_tensor(attn_mask) and shape(attn_mask) or type(attn_mask))
+  end
+  return qd == 3
+end
+
+-- bool mask -> float additive mask (0 where allowed, -inf where masked), in q's dtype.
+local function additive(mask, dtype)
+  if mask.dtype ~= torch.bool then return mask end
+  return torch.zeros_like(mask, { dtype = dtype }):masked_fill_(mask, -math.huge)
+end
+
+--[[ The reference maths (F.multi_head_attention_forward), sequence-first:
+     query (L, N, E), key (S, N, kdim), value (S, N, vdim) -> (L, N, E), weights (N, H, L, S). ]]
+function MultiheadAttention:_attention(query, key, value, kpm, attn_mask, training)
+  local F = torch.nn.functional
+  local E, H, D = self.embed_dim, self.num_heads, self.head_dim
+  local tgt_len, bsz = query:size(0), query:size(1)
+  local src_len = key:size(0)
+  local w, b = self.in_proj_weight, self.in_proj_bias
+  local q, k, v
+  -- the in-projection, grouped as PyTorch groups it for self- and encoder-decoder attention
+  if self._qkv_same_embed_dim and rawequal(key, value) and rawequal(query, key) then
+    local qkv = F.linear(query, w, b):chunk(3, -1)
+    q, k, v = qkv[1], qkv[2], qkv[3]
+  elseif self._qkv_same_embed_dim and rawequal(key, value) then
+    local ws = w:split({ E, 2 * E })
+    local bs = b and b:split({ E, 2 * E }) or {}
+    q = F.linear(query, ws[1], bs[1])
+    local kv = F.linear(key, ws[2], bs[2]):chunk(2, -1)
+    k, v = kv[1], kv[2]
+  else
+    local ws = self._qkv_same_embed_dim and w:chunk(3) or { self.q_proj_weight, self.k_proj_weight, self.v_proj_weight }
+    local bs = b and b:chunk(3) or {}
+    q, k, v = F.linear(query, ws[1], bs[1]), F.linear(key, ws[2], bs[2]), F.linear(value, ws[3], bs[3])
+  end
+
+  if attn_mask ~= nil then
+    if attn_mask.dtype == torch.uint8 then attn_mask = attn_mask:to(torch.bool) end
+    if attn_mask.dtype ~= torch.bool and not attn_mask:is_floating_point() then
+      self:_fail("only float, byte and bool attn_mask are supported, got %s", tostring(attn_mask.dtype))
+    end
+    if attn_mask:dim() == 2 then
+      if attn_mask:size(0) ~= tgt_len or attn_mask:size(1) ~= src_len then
+        self:_fail("the 2-D attn_mask is %s, but should be [%d, %d] (L, S)", shape(attn_mask), tgt_len, src_len)
+      end
+      attn_mask = attn_mask:unsqueeze(0)
+    elseif attn_mask:size(0) ~= bsz * H or attn_mask:size(1) ~= tgt_len or attn_mask:size(2) ~= src_len then
+      self:_fail("the 3-D attn_mask is %s, but should be [%d, %d, %d] (N*num_heads, L, S)", shape(attn_mask),
+        bsz * H, tgt_len, src_len)
+    end
+  end
+  if self.bias_k ~= nil then   -- one learned key/value appended to every sequence
+    k = torch.cat({ k, self.bias_k:expand(-1, bsz, -1) })
+    v = torch.cat({ v, self.bias_v:expand(-1, bsz, -1) })
+    if attn_mask ~= nil then attn_mask = F.pad(attn_mask, { 0, 1 }) end
+    if kpm ~= nil then kpm = F.pad(kpm, { 0, 1 }) end
+  end
+  -- (len, N, E) -> (N*H, len, D): heads become batch entries
+  q = q:contiguous():view(tgt_len, bsz * H, D):transpose(0, 1)
+  k = k:contiguous():view(k:size(0), bsz * H, D):transpose(0, 1)
+  v = v:contiguous():view(v:size(0), bsz * H, D):transpose(0, 1)
+  if self.add_zero_attn then   -- one all-zero key/value appended
+    k = torch.cat({ k, torch.zeros(bsz * H, 1, D, { dtype = k.dtype, device = k.device }) }, 1)
+    v = torch.cat({ v, torch.zeros(bsz * H, 1, D, { dtype = v.dtype, device = v.device }) }, 1)
+    if attn_mask ~= nil then attn_mask = F.pad(attn_mask, { 0, 1 }) end
+    if kpm ~= nil then kpm = F.pad(kpm, { 0, 1 }) end
+  end
+  src_len = k:size(1)
+  if kpm ~= nil then
+    if kpm:size(0) ~= bsz or kpm:size(1) ~= src_len then
+      self:_fail("expected key_padding_mask of shape [%d, %d] (N, S), got %s", bsz, src_len, shape(kpm))
+    end
+    -- (N, S) -> (N*H, 1, S), merged into attn_mask (bool masks become -inf first)
+    kpm = kpm:view(bsz, 1, 1, src_len):expand(-1, H, -1, -1):reshape(bsz * H, 1, src_len)
+    if attn_mask == nil then attn_mask = kpm
+    elseif attn_mask.dtype == torch.bool and kpm.dtype == torch.bool then attn_mask = attn_mask:logical_or(kpm)
+    else attn_mask = additive(attn_mask, q.dtype) + additive(kpm, q.dtype) end
+  end
+  if attn_mask ~= nil then attn_mask = additive(attn_mask, q.dtype) end
+
+  local dropout_p = training and self.dropout or 0
+  -- weights = softmax(q k^T / sqrt(D) + mask): (N*H, L, S)
+  local q_scaled = q / math.sqrt(D)
+  local weights
+  if attn_mask ~= nil then
+    weights = torch.baddbmm(attn_mask, q_scaled, k:transpose(-2, -1))
+  else
+    weights = torch.bmm(q_scaled, k:transpose(-2, -1))
+  end
+  weights = weights:softmax(-1)
+  if dropout_p > 0 then weights = F.dropout(weights, dropout_p, true) end
+  local out = torch.bmm(weights, v)                                   -- (N*H, L, D)
+  out = out:transpose(0, 1):contiguous():view(tgt_len * bsz, E)       -- (L*N, E)
+  out = F.linear(out, self.out_proj.weight, self.out_proj.bias):view(tgt_len, bsz, E)
+  return out, weights:view(bsz, H, tgt_len, src_len)
+end
+
+--[[ forward(query, key, value, {key_padding_mask =, need_weights = true, attn_mask =,
+     average_attn_weights = true}) -> attn_output, attn_weights (nil when need_weights = false) ]]
+function MultiheadAttention:forward(query, key, value, opts)
+  opts = opts or {}
+  if type(opts) ~= "table" then self:_fail("options must be a table, got %s", type(opts)) end
+  local kpm, attn_mask = opts.key_padding_mask, opts.attn_mask
+  local batched = self:_check(query, key, value, kpm, attn_mask)
+  if not batched then
+    -- unbatched: a batch of one (separate views, as PyTorch's unsqueeze makes; the mask gains N too)
+    query, key, value = query:unsqueeze(1), key:unsqueeze(1), value:unsqueeze(1)
+    if kpm ~= nil then kpm = kpm:unsqueeze(0) end
+  elseif self.batch_first then
+    local q = query:transpose(1, 0)
+    local k = rawequal(key, query) and q or key:transpose(1, 0)
+    value = rawequal(value, key) and k or value:transpose(1, 0)
+    query, key = q, k
+  end
+  local out, weights = self:_attention(query, key, value, kpm, attn_mask, self.training)
+  if batched and self.batch_first then out = out:transpose(1, 0) end
+  if not batched then out = out:squeeze(1) end
+  if opts.need_weights == false then return out, nil end
+  if opts.average_attn_weights ~= false then weights = weights:sum(1) / self.num_heads end
+  if not batched then weights = weights:squeeze(0) end
+  return out, weights
+end
+
+return M

@@ -1,0 +1,182 @@
+--[[
+  torch.nn.utils — gradient utilities for training loops (as torch.nn.utils in PyTorch):
+
+    nn.utils.clip_grad_norm_(params, max_norm, {norm_type = 2, error_if_nonfinite = false})
+        scales every gradient by min(1, max_norm / (total_norm + 1e-6)), where total_norm is the
+        norm_type-norm of all gradients together (inf: the largest |g|); returns total_norm as a
+        0-d tensor (before clipping), as PyTorch does. Parameters without .grad are skipped.
+    nn.utils.clip_grad_value_(params, clip_value)   clamps every gradient to [-clip_value, clip_value]
+    nn.utils.grad_flow(model, {vanishing = 1e-7, exploding = 1e3})
+        -> a report: an array of {name, shape, grad_norm, param_norm, ratio, status} per parameter,
+        status "ok" | "no grad" | "zero" | "vanishing" | "exploding" | "nonfinite" | "frozen"
+        (grad_norm = |g|_2, param_norm = |p|_2, ratio = grad_norm / param_norm); report.flagged lists
+        the entries that need a look (all but "ok" and "frozen"). tostring(report), or
+        nn.utils.format_grad_flow(report), prints a table with the flagged rows marked "<--".
+        Call it after backward(), before the optimizer step / zero_grad.
+
+  `params` is a Lua array of tensors (model:parameters()) or one tensor. The norms of many
+  tensors are taken in one libtorch call (torch._foreach_norm), the CPU scaling too
+  (torch._foreach_mul_); on other devices the scale stays a tensor, so nothing waits on the GPU.
+
+  Gradient accumulation needs nothing special: backward() adds into .grad until zero_grad().
+      for i, batch in ipairs(batches) do
+        (criterion(model(batch.x), batch.y) / accum_steps):backward()
+        if i % accum_steps == 0 then nn.utils.clip_grad_norm_(model:parameters(), 1.0); opt:step(); opt:zero_grad() end
+      end
+]]
+local torch = require "torch"
+
+local M = {}
+
+local function shape(t) return "[" .. table.concat(t:size(), ", ") .. "]" end
+
+-- The parameters of `params` that have a gradient, and those gradients (detached).
+local function grads_of(fname, params)
+  if torch.is_tensor(params) then params = { params } end
+  if type(params) ~= "table" then
+    error(("bad argument #1 to '%s' (array of tensors expected, got %s)"):format(fname, type(params)), 3)
+  end
+  local grads = {}
+  for i, p in ipairs(params) do
+    if not torch.is_tensor(p) then
+      error(("bad argument #1 to '%s' (array of tensors expected, item %d is a %s)"):format(fname, i, type(p)), 3)
+    end
+    local g = p.grad
+    if g ~= nil then grads[#grads + 1] = g:detach() end
+  end
+  return grads
+end
+
+-- Per-tensor norms as a list of 0-d tensors on `device`.
+local function norms_of(list, ord, device)
+  local norms = torch._foreach_norm(list, ord)
+  for i, n in ipairs(norms) do
+    if n.device ~= device then norms[i] = n:to(device) end
+  end
+  return norms
+end
+
+function M.clip_grad_norm_(params, max_norm, opts)
+  if type(max_norm) ~= "number" then
+    error(("bad argument #2 to 'clip_grad_norm_' (number expected, got %s)"):format(type(max_norm)), 2)
+  end
+  opts = opts or {}
+  local norm_type = opts.norm_type or 2
+  if type(norm_type) == "string" and norm_type == "inf" then norm_type = math.huge end
+  if type(norm_type) ~= "number" then
+    error(("clip_grad_norm_: norm_type must be a number (math.huge for inf), got %s"):format(type(norm_type)), 2)
+  end
+  local grads = grads_of("clip_grad_norm_", params)
+  if #grads == 0 then return torch.tensor(0.0, { dtype = torch.float32 }) end
+  return torch.no_grad(function()
+    local device = grads[1].device
+    local norms = norms_of(grads, norm_type, device)
+    local total
+    if norm_type == math.huge then
+      total = #norms == 1 and norms[1] or torch.stack(norms):max()
+    else
+      total = torch.linalg.vector_norm(torch.stack(norms), norm_type)
+    end
+    if opts.error_if_nonfinite and not total:isfinite():item() then
+      error(("clip_grad_norm_: the total norm of order %s for gradients from `parameters` is non-finite, so it "
+        .. "cannot be clipped. To disable this error and scale the gradients by the non-finite norm anyway, "
+        .. "set error_if_nonfinite = false"):format(tostring(norm_type)), 3)
+    end
+    -- PyTorch 1.13's arithmetic, step for step: the same float32 rounding gives the same grads.
+    local coef = (max_norm / (total + 1e-6)):clamp_max(1.0)
+    if device.type == "cpu" then
+      torch._foreach_mul_(grads, coef:item())
+    else
+      for _, g in ipairs(grads) do g:mul_(coef:to(g.device)) end
+    end
+    return total
+  end)
+end
+
+function M.clip_grad_value_(params, clip_value)
+  if type(clip_value) ~= "number" then
+    error(("bad argument #2 to 'clip_grad_value_' (number expected, got %s)"):format(type(clip_value)), 2)
+  end
+  local grads = grads_of("clip_grad_value_", params)
+  torch.no_grad(function()
+    for _, g in ipairs(grads) do g:clamp_(-clip_value, clip_value) end
+  end)
+end
+
+---------------------------------------------------------------- grad flow
+local function classify(e, opts)
+  if not e.requires_grad then return "frozen" end
+  local g = e.grad_norm
+  if g == nil then return "no grad" end
+  if g ~= g or g == math.huge then return "nonfinite" end
+  if g == 0 then return "zero" end
+  if g < opts.vanishing then return "vanishing" end
+  if g > opts.exploding then return "exploding" end
+  return "ok"
+end
+
+local report_mt = {}
+
+function M.grad_flow(model, opts)
+  if type(model) ~= "table" or type(model.named_parameters) ~= "function" then
+    error(("bad argument #1 to 'grad_flow' (Module expected, got %s)"):format(type(model)), 2)
+  end
+  opts = { vanishing = opts and opts.vanishing or 1e-7, exploding = opts and opts.exploding or 1e3 }
+  local named = model:named_parameters()
+  local report, params, grads, with_grad = setmetatable({ flagged = {} }, report_mt), {}, {}, {}
+  for i, nv in ipairs(named) do
+    local p = nv[2]
+    report[i] = { name = nv[1], shape = shape(p), requires_grad = p.requires_grad }
+    params[i] = p:detach()
+    local g = p.grad
+    if g ~= nil then
+      grads[#grads + 1] = g:detach()
+      with_grad[#with_grad + 1] = i
+    end
+  end
+  if #named == 0 then return report end
+  torch.no_grad(function()
+    -- one call per list, then one host transfer each; float64 keeps large/small norms readable
+    local pn = torch.stack(norms_of(params, 2, params[1].device)):double():tolist()
+    for i, e in ipairs(report) do e.param_norm = pn[i] end
+    if #grads > 0 then
+      local gn = torch.stack(norms_of(grads, 2, grads[1].device)):double():tolist()
+      for k, i in ipairs(with_grad) do report[i].grad_norm = gn[k] end
+    end
+  end)
+  for _, e in ipairs(report) do
+    if e.grad_norm ~= nil and e.param_norm > 0 then e.ratio = e.grad_norm / e.param_norm end
+    e.status = classify(e, opts)
+    if e.status ~= "ok" and e.status ~= "frozen" then report.flagged[#report.flagged + 1] = e end
+  end
+  return report
+end
+
+local function num(v) return v == nil and "-" or ("%.3e"):format(v) end
+
+function M.format_grad_flow(report)
+  if type(report) ~= "table" or type(report.flagged) ~= "table" then
+    error("bad argument #1 to 'format_grad_flow' (a report from nn.utils.grad_flow expected)", 2)
+  end
+  local rows = { { "parameter", "shape", "grad_norm", "param_norm", "ratio", "status" } }
+  for _, e in ipairs(report) do
+    local flagged = e.status ~= "ok" and e.status ~= "frozen"
+    rows[#rows + 1] = { e.name, e.shape, num(e.grad_norm), num(e.param_norm), num(e.ratio),
+      flagged and (e.status:upper() .. "  <--") or e.status }
+  end
+  local width = {}
+  for _, r in ipairs(rows) do
+    for j, c in ipairs(r) do width[j] = math.max(width[j] or 0, #c) end
+  end
+  local lines = { ("grad flow: %d parameters, %d flagged"):format(#report, #report.flagged) }
+  for _, r in ipairs(rows) do
+    local cells = {}
+    for j, c in ipairs(r) do cells[j] = j < #r and (c .. (" "):rep(width[j] - #c)) or c end
+    lines[#lines + 1] = "  " .. table.concat(cells, "  ")
+  end
+  return table.concat(lines, "\n")
+end
+
+report_mt.__tostring = M.format_grad_flow
+
+return M

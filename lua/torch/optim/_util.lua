@@ -1,0 +1,93 @@
+--[[
+  torch.optim._util — small helpers the optimizers share: hyper-parameter checks that return an
+  error message (a class's check(o) chains them with `or`), deep copies of option values, and
+  the multi-tensor bookkeeping of an update (releasing temporaries at once, splitting a group by
+  step count, making state tensors that outlive a torch.scope).
+
+  Usage (internal):  local U = require "torch.optim._util"
+                     return U.number(o, "lr", "learning rate", U.non_negative) or U.boolean(o, "foreach")
+]]
+local torch = require "torch"
+local ffi = require "ffi"
+local _C = require "torch._C"
+local memory = require "torch._memory"
+
+local istype, Ref = ffi.istype, _C.Ref
+
+local M = {}
+
+-- The default of a hyper-parameter the user must give (SGD's lr).
+M.required = setmetatable({}, { __tostring = function() return "<required parameter>" end })
+
+local function copy(v)
+  if type(v) ~= "table" or v == M.required then return v end
+  local t = {}
+  for k, x in pairs(v) do t[k] = copy(x) end
+  return t
+end
+M.copy = copy
+
+function M.typename(v)
+  if istype(Ref, v) then return "Tensor" end
+  if type(v) == "table" and rawget(v, "_modules") then return "Module" end
+  return type(v)
+end
+
+---------------------------------------------------------------- hyper-parameter checks
+-- o[key] must be a number (not NaN) with ok(v); nil when it is, else the message.
+function M.number(o, key, what, ok)
+  local v = o[key]
+  if v == M.required then return nil end
+  if type(v) ~= "number" then return ("invalid %s: expected a number, got %s"):format(what, M.typename(v)) end
+  if v ~= v or not ok(v) then return ("invalid %s: %s"):format(what, tostring(v)) end
+end
+
+function M.boolean(o, key)
+  if type(o[key]) ~= "boolean" then
+    return ("invalid %s: expected a boolean, got %s"):format(key, M.typename(o[key]))
+  end
+end
+
+function M.non_negative(v) return v >= 0 end
+function M.any(_) return true end
+
+---------------------------------------------------------------- multi-tensor bookkeeping
+--[[ State tensors are made outside any torch.scope (memory.unscoped): a training step wrapped in
+     torch.scope frees its temporaries, never the optimizer's state. ]]
+M.unscoped = memory.unscoped
+function M.zeros_like(p) return memory.unscoped(torch.zeros_like, p) end
+function M.clone(t) return memory.unscoped(t.clone, t) end
+
+-- Releases the handles of temporaries at once (the tensors they view are unaffected).
+function M.free(list, n)
+  for i = 1, n or #list do
+    local t = list[i]
+    if t ~= nil then t:free() end
+  end
+end
+
+--[[ Splits 1..n by a per-parameter value (e.g. each Adam step count), keeping order:
+     -> { {value = v, idx = {i, ...}}, ... }. Parameters of one group usually share one value. ]]
+function M.buckets(values, n)
+  local out, by = {}, {}
+  for i = 1, n do
+    local v = values[i]
+    local b = by[v]
+    if b == nil then
+      b = { value = v, idx = {} }
+      by[v] = b
+      out[#out + 1] = b
+    end
+    b.idx[#b.idx + 1] = i
+  end
+  return out
+end
+
+-- pick(list, idx) -> the entries of list at idx (a new array).
+function M.pick(list, idx)
+  local out = {}
+  for j, i in ipairs(idx) do out[j] = list[i] end
+  return out
+end
+
+return M

@@ -1,0 +1,105 @@
+--[[
+  torch.optim.lr_sequential — schedulers made of schedulers, as PyTorch 1.13's SequentialLR and
+  ChainedScheduler (https://pytorch.org/docs/1.13/generated/torch.optim.lr_scheduler.SequentialLR.html).
+
+      local warmup = lr_scheduler.LinearLR(opt, {start_factor = 0.1, total_iters = 5})
+      local decay = lr_scheduler.CosineAnnealingLR(opt, 95)
+      local sched = lr_scheduler.SequentialLR(opt, {warmup, decay}, {5})   -- warmup, then decay
+
+  SequentialLR(opt, schedulers, milestones): scheduler i runs from milestone i-1 on; at each
+  milestone the next one restarts from epoch 0. ChainedScheduler(schedulers) steps them all, each
+  scaling what the previous one set. state_dict() nests each scheduler's state_dict.
+]]
+local B = require "torch.optim.lr_scheduler_base"
+
+local M = {}
+
+---------------------------------------------------------------- SequentialLR
+local SequentialLR = B.LRScheduler:extend("SequentialLR")
+M.SequentialLR = SequentialLR
+
+function SequentialLR:__init(optimizer, schedulers, milestones, opts)
+  local o = B.options("SequentialLR", opts, { last_epoch = -1, verbose = false })
+  B.LRScheduler.check_optimizer("SequentialLR", optimizer)
+  if type(schedulers) ~= "table" or #schedulers == 0 then
+    error("SequentialLR: expected a non-empty array of schedulers", 3)
+  end
+  for i, s in ipairs(schedulers) do
+    if type(s) ~= "table" or s.optimizer ~= optimizer then
+      error(("SequentialLR: expects all schedulers to belong to the same optimizer, but got scheduler at index %d "
+        .. "to be different than the optimizer passed in"):format(i - 1), 3)
+    end
+  end
+  if type(milestones) ~= "table" or #milestones ~= #schedulers - 1 then
+    error(("SequentialLR: expects number of schedulers provided to be one more than the number of milestone "
+      .. "points, but got number of schedulers %d and the number of milestones to be equal to %s")
+      :format(#schedulers, type(milestones) == "table" and tostring(#milestones) or type(milestones)), 3)
+  end
+  self._schedulers = { unpack(schedulers) }
+  self._milestones = { unpack(milestones) }
+  self.last_epoch = o.last_epoch + 1
+  self.optimizer = optimizer
+  -- Reset the learning rates and undo the step each scheduler took when it was built; then
+  -- only the first one takes its initial step.
+  for _, group in ipairs(optimizer.param_groups) do group.lr = group.initial_lr end
+  for _, s in ipairs(self._schedulers) do s.last_epoch = s.last_epoch - 1 end
+  self._schedulers[1]:_initial_step()
+  self._last_lr = self._schedulers[1]:get_last_lr()
+end
+
+function SequentialLR:step()
+  self.last_epoch = self.last_epoch + 1
+  local idx = 0   -- bisect_right(milestones, last_epoch)
+  for _, m in ipairs(self._milestones) do if m <= self.last_epoch then idx = idx + 1 end end
+  local s = self._schedulers[idx + 1]
+  if idx > 0 and self._milestones[idx] == self.last_epoch then s:step(0) else s:step() end
+  self._last_lr = s:get_last_lr()
+end
+
+local function nested_state(self)
+  local sd = {}
+  for k, v in pairs(self) do
+    if k ~= "optimizer" and k ~= "_schedulers" and type(v) ~= "function" then sd[k] = B.copy(v) end
+  end
+  sd._schedulers = {}
+  for i, s in ipairs(self._schedulers) do sd._schedulers[i] = s:state_dict() end
+  return sd
+end
+
+local function load_nested(self, sd)
+  if type(sd) ~= "table" then error(self.__name .. ": load_state_dict expects a table, got " .. type(sd), 2) end
+  for k, v in pairs(sd) do
+    if k ~= "_schedulers" and k ~= "optimizer" then self[k] = B.copy(v) end
+  end
+  for i, s in ipairs(sd._schedulers or {}) do self._schedulers[i]:load_state_dict(s) end
+end
+
+SequentialLR.state_dict, SequentialLR.load_state_dict = nested_state, load_nested
+
+---------------------------------------------------------------- ChainedScheduler
+local ChainedScheduler = B.LRScheduler:extend("ChainedScheduler")
+M.ChainedScheduler = ChainedScheduler
+
+function ChainedScheduler:__init(schedulers)
+  if type(schedulers) ~= "table" or #schedulers == 0 then
+    error("ChainedScheduler: expected a non-empty array of schedulers", 3)
+  end
+  for i = 2, #schedulers do
+    if schedulers[i].optimizer ~= schedulers[1].optimizer then
+      error(("ChainedScheduler: expects all schedulers to belong to the same optimizer, but got schedulers at "
+        .. "index 0 and %d to be different"):format(i - 1), 3)
+    end
+  end
+  self._schedulers = { unpack(schedulers) }
+  self.optimizer = schedulers[1].optimizer
+  self._last_lr = self:current_lrs()
+end
+
+function ChainedScheduler:step()
+  for _, s in ipairs(self._schedulers) do s:step() end
+  self._last_lr = self:current_lrs()
+end
+
+ChainedScheduler.state_dict, ChainedScheduler.load_state_dict = nested_state, load_nested
+
+return M

@@ -1,0 +1,216 @@
+-- terminal_spec.lua — the REPL driven in a real terminal (tmux), as a user types at it.
+--
+-- Why: line editing, Tab completion, persistent history, Ctrl-C at a running line and the
+-- post-mortem prompt only exist on a terminal; piped stdin (spec/repl/repl_spec.lua) cannot
+-- show them.
+--
+-- What: each test starts `ltorch` in a detached tmux session on a private server socket
+-- (80x50 pane, LTORCH_HISTORY in a temp file, NO_COLOR unless the test checks colours),
+-- types with send-keys, and polls capture-pane until the expected text shows (10 s limit):
+-- completion of `torch.ma<TAB>`, a tensor and a module printed, history across two runs,
+-- `ltorch --debug` stopping in a failing function with its locals readable, Ctrl-C
+-- interrupting a running loop without ending the REPL, colours on a terminal.
+--
+-- How (from the repo root; tmux comes from scripts/setup.sh):
+--     build/ltorch /usr/bin/busted spec/repl/terminal_spec.lua
+-- The binary is $LTORCH_BIN, default build/ltorch. Without tmux the tests are pending.
+
+local BIN = os.getenv("LTORCH_BIN") or "build/ltorch"
+local SOCKET = ("ltorch-spec-%d-%d"):format(os.time(), math.random(1, 1e6))
+local temps = {}
+
+local function q(s) return "'" .. tostring(s):gsub("'", [['\'']]) .. "'" end
+
+local function sh(cmd)
+  local p = io.popen(cmd .. " 2>&1")
+  local out = p:read("*a")
+  p:close()
+  return out
+end
+
+local function sleep(s) os.execute("sleep " .. s) end
+
+local function tmpname(content)
+  local name = os.tmpname()
+  if content then
+    local f = assert(io.open(name, "w"))
+    f:write(content)
+    f:close()
+  else
+    os.remove(name)
+  end
+  temps[#temps + 1] = name
+  return name
+end
+
+local function tmux(args) return sh("tmux -L " .. SOCKET .. " " .. args) end
+
+local target, sessions = "repl0", 0
+
+-- Starts cmd in a fresh pane; the pane stays after cmd exits and shows its exit status.
+local function start(cmd, env)
+  local old = target
+  sessions = sessions + 1
+  target = "repl" .. sessions
+  local full = ("env -u LUA_INIT %s %s; echo EXIT=$?; sleep 60"):format(env or "NO_COLOR=1", cmd)
+  tmux("new-session -d -x 80 -y 50 -s " .. target .. " " .. q(full))
+  tmux("kill-session -t " .. old)  -- after the new one exists, so the server stays up
+end
+
+local function screen(escapes)
+  return tmux("capture-pane -p -J " .. (escapes and "-e " or "") .. "-S -300 -t " .. target)
+end
+
+-- Waits until the pane shows `text` (plain find) `count` times; returns the screen.
+local function wait_for(text, count, timeout)
+  local deadline = os.time() + (timeout or 10)
+  local s
+  repeat
+    s = screen()
+    local n, from = 0, 1
+    while true do
+      local i, j = s:find(text, from, true)
+      if not i then break end
+      n, from = n + 1, j + 1
+    end
+    if n >= (count or 1) then return s end
+    sleep(0.1)
+  until os.time() > deadline
+  error(("timed out waiting for %q; the screen was:\n%s"):format(text, s), 2)
+end
+
+local function type_keys(text) tmux("send-keys -t " .. target .. " -l " .. q(text)) end
+local function key(...) tmux("send-keys -t " .. target .. " " .. table.concat({ ... }, " ")) end
+local function line(text) type_keys(text); sleep(0.1); key("Enter") end
+
+local has_tmux = sh("command -v tmux") ~= ""
+
+describe("REPL on a terminal", function()
+  local history = tmpname()
+  local ltorch = ("%s -i"):format(BIN)
+  local env = "NO_COLOR=1 LTORCH_HISTORY=" .. q(history)
+
+  teardown(function()
+    tmux("kill-server")
+    for _, f in ipairs(temps) do os.remove(f) end
+  end)
+
+  if not has_tmux then
+    pending("tmux is not installed (scripts/setup.sh installs it)")
+    return
+  end
+
+  it("completes torch.ma<TAB>, prints a tensor and a module", function()
+    start(ltorch, env)
+    wait_for("> ")
+    type_keys("torch.ma")
+    key("Tab"); sleep(0.3); key("Tab")
+    local s = wait_for("torch.matmul")
+    assert.truthy(s:find("torch.max", 1, true), s)
+    assert.truthy(s:find("torch.masked_fill", 1, true), s)
+    type_keys("tm"); key("Tab")  -- now unique: the line becomes torch.matmul
+    wait_for("> torch.matmul")
+    key("C-u")
+    line("torch.tensor({{1, 2}, {3, 4}})")
+    wait_for("tensor([[1, 2],")
+    wait_for("        [3, 4]])")
+    line("torch.nn.Sequential(torch.nn.Linear(4, 2), torch.nn.ReLU())")
+    s = wait_for("(0): Linear(in_features=4, out_features=2, bias=True)")
+    assert.truthy(s:find("(1): ReLU()", 1, true), s)
+    line("x = torch.ones(2, 3)")
+    type_keys("x:transp"); key("Tab")  -- a Tensor method
+    wait_for("x:transpose")
+    key("C-u")
+    line(":q")
+    wait_for("EXIT=0")
+  end)
+
+  it("keeps history across restarts", function()
+    start(ltorch, env)
+    wait_for("> ")
+    line("history_marker = 4321")
+    wait_for("> ", 2)
+    line(":q")
+    wait_for("EXIT=0")
+    start(ltorch, env)
+    wait_for("> ")
+    key("Up"); key("Up")  -- ":q", then the line before it
+    wait_for("> history_marker = 4321")
+    key("Enter")
+    line("history_marker + 1")
+    wait_for("4322")
+    line(":q")
+    local f = assert(io.open(history))
+    local text = f:read("*a")
+    f:close()
+    assert.truthy(text:find("history_marker = 4321", 1, true), text)
+  end)
+
+  it("interrupts a running loop with Ctrl-C and keeps going", function()
+    start(ltorch, env)
+    wait_for("> ")
+    line("for i = 1, 1e13 do local y = i * 2 end")
+    sleep(1)
+    key("C-c")
+    wait_for("interrupted!")
+    wait_for("> ", 2)
+    sleep(0.3)
+    line("40 + 2")
+    wait_for("42")
+    type_keys("abandoned line"); sleep(0.2); key("C-c")  -- Ctrl-C at the prompt drops the line
+    sleep(0.3)
+    line("'still here'")
+    wait_for("still here", 2)
+    line(":q")
+    wait_for("EXIT=0")
+  end)
+
+  it("opens the post-mortem debugger at the failing frame (--debug)", function()
+    local script = tmpname([[
+local scale = 3
+local function inner(a)
+  local b = a * scale
+  error("boom " .. b)
+end
+local function outer(n)
+  local m = n + 1
+  inner(m)
+end
+outer(20)
+]])
+    start(BIN .. " --debug " .. q(script), env)
+    wait_for("post-mortem at")
+    wait_for("(debug) ")
+    line("a + b")
+    wait_for("84")
+    line("scale")  -- an upvalue
+    wait_for("(debug) ", 3)
+    line(":bt")
+    wait_for("in function 'outer'")
+    line(":up")
+    wait_for("#2 ")
+    line("m * 100")
+    wait_for("2100")
+    line(":locals")
+    wait_for("n = 20")
+    line(":c")
+    local s = wait_for("EXIT=1")
+    assert.truthy(s:find("boom 63", 1, true), s)
+    assert.truthy(s:find("stack traceback:", 1, true), s)
+  end)
+
+  it("colours values on a terminal unless NO_COLOR is set", function()
+    start(ltorch, "LTORCH_HISTORY=" .. q(history))
+    wait_for("> ")
+    line("12345")
+    wait_for("12345", 2)
+    assert.truthy(screen(true):find("\27%[36m12345"), screen(true))
+    line(":q")
+    start(ltorch, env)
+    wait_for("> ")
+    line("12345")
+    wait_for("12345", 2)
+    assert.falsy(screen(true):find("\27%[36m12345"), screen(true))
+    line(":q")
+  end)
+end)
