@@ -29,6 +29,7 @@ PACKAGES=(
   python3-torch dataset-fashion-mnist
   clang
   libstb-dev python3-pil tmux
+  luajit2 valgrind
 )
 FASHION_MNIST_DIR=/usr/share/datasets/fashion-mnist
 BUILD_TYPE=${BUILD_TYPE:-Release}
