@@ -83,7 +83,9 @@ int lt_last_error_kind(void);
 const char *lt_version(void);        /* libtorch's version, e.g. "1.13.1" */
 const char *lt_cdef_source(void);    /* this header's LT_CDEF region, for ffi.cdef */
 lt_memory_stats *lt_memory(void);
-int lt_drain_released_blobs(int64_t *ids, int capacity, int *count);
+/* Pops up to `capacity` released ids in [lo, hi) — each Lua state owns one such range, so a
+ * state never takes (and drops) another state's ids. */
+int lt_drain_released_blobs(int64_t lo, int64_t hi, int64_t *ids, int capacity, int *count);
 /* 1, 2, 3, ... per call, process-wide: each Lua state numbers its release ids above serial * 2^32,
  * so states sharing the release queue never mistake each other's ids. */
 int64_t lt_next_state_serial(void);
@@ -344,6 +346,53 @@ int lt_jit_train(lt_jit_module *m, int mode);
 int lt_jit_is_training(lt_jit_module *m, int *out);
 int lt_jit_named_tensors(lt_jit_module *m, int which, int *count);  /* 0 params, 1 buffers */
 int lt_jit_named_tensor(lt_jit_module *m, int i, const char **name, lt_tensor **out);
+/* ---- distributed: c10d stores and process groups (lt_distributed.cpp) ----
+ * Collectives wait for their Work with the group's timeout; a dead or silent peer is an error.
+ * Reduce op codes: 0 sum, 1 product, 2 min, 3 max, 4 avg (NCCL only). */
+typedef struct lt_store lt_store;
+typedef struct lt_process_group lt_process_group;
+int lt_dist_has_backend(const char *backend, int *out);
+int lt_dist_store_tcp(lt_store **out, const char *host, int port, int is_server, int world_size,
+                      int64_t timeout_ms);
+int lt_dist_store_file(lt_store **out, const char *path, int world_size, int64_t timeout_ms);
+int lt_dist_store_prefix(lt_store **out, const char *prefix, lt_store *base);
+void lt_dist_store_free(lt_store *s);
+int lt_dist_store_set(lt_store *s, const char *key, const char *value, int64_t len);
+int lt_dist_store_get(lt_store *s, const char *key, char **out, int64_t *len);
+void lt_dist_buffer_free(char *p);
+int lt_dist_store_add(lt_store *s, const char *key, int64_t delta, int64_t *out);
+int lt_dist_pg_new(lt_process_group **out, lt_store *s, const char *backend, int rank, int world_size,
+                   int64_t timeout_ms, const char *gloo_hostname, const char *gloo_iface);
+void lt_dist_pg_free(lt_process_group *g);
+int lt_dist_pg_rank(lt_process_group *g, int *rank, int *world_size);
+int lt_dist_all_reduce(lt_process_group *g, lt_tensor *t, int op);
+int lt_dist_broadcast(lt_process_group *g, lt_tensor *t, int src);
+int lt_dist_all_gather(lt_process_group *g, lt_tensor **outs, int n, const lt_tensor *t);
+int lt_dist_barrier(lt_process_group *g);
+/* ---- custom autograd: Lua Functions, tensor hooks, backward jobs (lt_function.cpp) ----
+ * A job runs the engine off the Lua thread; the Lua thread services Lua calls with
+ * lt_autograd_job_next (req NULL: the job is finished) and lt_autograd_reply, then
+ * lt_autograd_job_finish (joins; reports the engine's error; frees the job). */
+typedef struct lt_autograd_job lt_autograd_job;
+typedef struct lt_autograd_request lt_autograd_request;
+enum { LT_AUTOGRAD_CALL_FUNCTION = 1, LT_AUTOGRAD_CALL_HOOK = 2 };
+enum { LT_FUNCTION_DIRTY = 1, LT_FUNCTION_NON_DIFFERENTIABLE = 2 };
+int lt_autograd_backward_start(lt_autograd_job **out, const lt_tensor *const *tensors, int n,
+                               const lt_tensor *const *grads, int retain_graph, int create_graph);
+int lt_autograd_grad_start(lt_autograd_job **out, const lt_tensor *const *outputs, int n_outputs,
+                           const lt_tensor *const *grad_outputs, const lt_tensor *const *inputs, int n_inputs,
+                           int retain_graph, int create_graph, int allow_unused);
+int lt_autograd_job_next(lt_autograd_job *job, lt_autograd_request **req, int *kind, int64_t *id, int *n,
+                         int *grad_mode);
+int lt_autograd_request_input(lt_autograd_request *req, int i, lt_tensor **out);
+int lt_autograd_reply(lt_autograd_request *req, const lt_tensor *const *grads, int n, const char *error);
+int lt_autograd_job_finish(lt_autograd_job *job, lt_tensor **results, int capacity);
+int lt_autograd_released(int64_t *ids, int capacity, int *n);   /* Lua contexts to drop */
+int lt_function_attach(lt_tensor **results, const lt_tensor *const *outputs, int n_outputs,
+                       const lt_tensor *const *inputs, int n_inputs, const int *flags, int64_t id,
+                       const char *name);
+int lt_tensor_register_hook(const lt_tensor *t, int64_t id, int *handle);
+int lt_tensor_remove_hook(const lt_tensor *t, int handle);
 /* LT_CDEF_END */
 
 #ifdef __cplusplus

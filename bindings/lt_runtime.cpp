@@ -19,6 +19,7 @@
 #include <c10/util/Logging.h>
 #include <torch/csrc/api/include/torch/version.h>
 
+#include <cstdlib>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -45,10 +46,38 @@ void release_block(void *data) {
   header->inner_deleter(header->inner_context);
 }
 
+/* Fault injection for tests and fuzzing (spec/hardening/fault_injection_spec.lua, tools/api_fuzz.lua):
+ * a cap on live CPU tensor bytes, and/or "fail every allocation after the next N". Off (0, -1)
+ * unless lt_debug_alloc_limit() is called or LTORCH_ALLOC_LIMIT_BYTES is set; a failed allocation
+ * throws c10::OutOfMemoryError, which reaches Lua as an ordinary "out of memory" error. Not in
+ * lt.h's cdef: callers declare `void lt_debug_alloc_limit(int64_t, int64_t);` themselves. */
+int64_t g_alloc_limit_bytes = [] {
+  const char *env = std::getenv("LTORCH_ALLOC_LIMIT_BYTES");
+  return env ? std::strtoll(env, nullptr, 10) : 0LL;
+}();
+int64_t g_alloc_fail_after = -1;
+
+void check_fault_injection(size_t n) {
+  int64_t limit = __atomic_load_n(&g_alloc_limit_bytes, __ATOMIC_RELAXED);
+  if (limit > 0) {
+    int64_t live = __atomic_load_n(&g_memory.live_bytes, __ATOMIC_RELAXED);
+    TORCH_CHECK_WITH(OutOfMemoryError, n <= static_cast<size_t>(limit) && live + static_cast<int64_t>(n) <= limit,
+                     "out of memory: allocating ", n, " bytes would exceed the injected limit of ", limit,
+                     " live CPU tensor bytes (", live, " in use)");
+  }
+  // -1: off; 0: failing (until reset); N > 0: N more allocations succeed.
+  int64_t left = __atomic_load_n(&g_alloc_fail_after, __ATOMIC_RELAXED);
+  while (left > 0 && !__atomic_compare_exchange_n(&g_alloc_fail_after, &left, left - 1, false,
+                                                  __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+  TORCH_CHECK_WITH(OutOfMemoryError, left != 0, "out of memory: injected allocation failure (", n, " bytes)");
+}
+
 struct CountingAllocator final : c10::Allocator {
   explicit CountingAllocator(c10::Allocator *inner) : inner_(inner) {}
 
   c10::DataPtr allocate(size_t n) const override {
+    check_fault_injection(n);
     c10::DataPtr block = inner_->allocate(n + kHeaderBytes);
     auto *header = static_cast<BlockHeader *>(block.get());
     header->size = n;
@@ -180,13 +209,24 @@ lt_memory_stats *lt_memory(void) {
   return &g_memory;
 }
 
-int lt_drain_released_blobs(int64_t *ids, int capacity, int *count) {
+/* Fault injection (see check_fault_injection): max_live_bytes > 0 caps live CPU tensor bytes;
+ * fail_after_allocs >= 0 lets that many more allocations succeed, then fails all until reset.
+ * lt_debug_alloc_limit(0, -1) turns both off. */
+void lt_debug_alloc_limit(int64_t max_live_bytes, int64_t fail_after_allocs) {
+  __atomic_store_n(&g_alloc_limit_bytes, max_live_bytes, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_alloc_fail_after, fail_after_allocs, __ATOMIC_RELAXED);
+}
+
+int lt_drain_released_blobs(int64_t lo, int64_t hi, int64_t *ids, int capacity, int *count) {
   LT_TRY
   std::lock_guard<std::mutex> lock(released_mutex());
   auto &pending = released_ids();
   int n = 0;
-  while (n < capacity && !pending.empty()) {
-    ids[n++] = pending.back();
+  for (size_t i = pending.size(); i-- > 0 && n < capacity;) {
+    int64_t id = pending[i];
+    if (id < lo || id >= hi) continue;
+    ids[n++] = id;
+    pending[i] = pending.back();
     pending.pop_back();
   }
   *count = n;

@@ -62,6 +62,7 @@ if not state then
   -- Release ids (torch._memory.hold_blob) count up from serial * 2^32: unique per process.
   state = { metatype_set = false, lib = lib,
             next_blob_id = tonumber(lib.lt_next_state_serial()) * 2 ^ 32 }
+  state.blob_id_lo, state.blob_id_hi = state.next_blob_id, state.next_blob_id + 2 ^ 32
   registry["ltorch._C"] = state
 end
 

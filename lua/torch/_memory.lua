@@ -45,7 +45,8 @@ local drained_count = ffi.new("int[1]")
 
 local function drain_blobs()
   repeat
-    C.lt_drain_released_blobs(drained, 64, drained_count)
+    -- only this state's ids (see torch._C): other states drain their own
+    C.lt_drain_released_blobs(_C.state.blob_id_lo, _C.state.blob_id_hi, drained, 64, drained_count)
     for i = 0, drained_count[0] - 1 do blob_owners[tonumber(drained[i])] = nil end
   until drained_count[0] < 64
 end

@@ -48,7 +48,7 @@ function M.install(torch)
         return nn
       end
       if k == "utils" then
-        local utils = { data = require "torch.data" }
+        local utils = { data = require "torch.data", checkpoint = require "torch.utils.checkpoint" }
         rawset(t, k, utils)
         return utils
       end

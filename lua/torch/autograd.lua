@@ -1,7 +1,8 @@
 --[[
   torch.autograd — gradients: x.requires_grad, x.grad, x.is_leaf, x.grad_fn, x:backward(),
   x:retain_grad(), torch.autograd.grad, and the modes: torch.no_grad(fn), torch.enable_grad(fn),
-  torch.set_grad_enabled(bool), torch.inference_mode(fn), torch.set_detect_anomaly(bool).
+  torch.set_grad_enabled(bool), torch.inference_mode(fn), torch.set_detect_anomaly(bool);
+  torch.autograd.Function, x:register_hook and gradcheck come from torch.autograd_function.
 
   PyTorch's `with torch.no_grad():` becomes a function call: torch.no_grad(function() ... end)
   runs the function with gradient tracking off and restores the previous mode even if it errors;
@@ -22,7 +23,18 @@ local wrap = memory.wrap
 local Tensor, getters, setters = T.Tensor, T.getters, T.setters
 local istype = ffi.istype
 
+local custom = require "torch.autograd_function"
+
 local M = {}
+M.Function = custom.Function
+M.gradcheck = custom.gradcheck
+--[[ torch.autograd.backward(tensors, grad_tensors=nil, {retain_graph=, create_graph=}) ]]
+function M.backward(tensors, grads, opts)
+  if istype(Ref, tensors) then tensors = { tensors } end
+  if istype(Ref, grads) then grads = { grads } end
+  opts = opts or {}
+  custom.backward(tensors, grads, opts.retain_graph, opts.create_graph, "autograd.backward")
+end
 local out = _C.TensorOut()
 local int_out = _C.IntOut()
 local str_out = ffi.new("const char*[1]")
@@ -90,9 +102,9 @@ function Tensor.backward(self, gradient, opts)
     args.bad("backward", 2, "Tensor or nil", args.typename(gradient))
   end
   opts = args.opt_table("backward", 3, opts) or {}
-  local retain = opts.retain_graph
-  check(C.lt_tensor_backward(self.h, gradient and gradient.h or nil, retain == nil and -1 or (retain and 1 or 0),
-    opts.create_graph and 1 or 0), "backward")
+  -- through a job (torch.autograd_function): the engine runs off this thread, so Lua Functions
+  -- and hooks in the graph are called back on this thread.
+  custom.backward({ self }, { gradient }, opts.retain_graph, opts.create_graph, "backward")
 end
 
 ---------------------------------------------------------------- torch.autograd.grad
@@ -127,13 +139,9 @@ function M.grad(outputs, inputs, opts)
       gouts[i - 1] = g[i] and g[i].h or nil
     end
   end
-  local results = ffi.new("lt_tensor*[?]", n_in)
   local retain = opts.retain_graph
-  check(C.lt_autograd_grad(results, outs, n_out, gouts, ins, n_in, retain == nil and -1 or (retain and 1 or 0),
-    opts.create_graph and 1 or 0, opts.allow_unused and 1 or 0), "autograd.grad")
-  local grads = {}
-  for i = 1, n_in do grads[i] = wrap(results[i - 1]) end
-  return grads
+  return custom.grad(outs, n_out, gouts, ins, n_in, retain == nil and -1 or (retain and 1 or 0),
+    opts.create_graph and 1 or 0, opts.allow_unused and 1 or 0)
 end
 
 ---------------------------------------------------------------- modes

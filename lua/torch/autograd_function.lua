@@ -1,0 +1,387 @@
+--[[
+  torch.autograd_function — custom autograd in Lua: torch.autograd.Function (a forward and a
+  hand-written backward), tensor gradient hooks (x:register_hook), the backward runner they need,
+  and torch.autograd.gradcheck.
+
+  How backward reaches Lua: libtorch runs backward nodes on its own threads, and a Lua state may
+  only be entered by its own thread. So backward never runs the engine on the Lua thread: `run`
+  starts a job (bindings/lt_function.cpp) that runs the engine on a helper thread, and this thread
+  answers the Lua calls the engine posts (a Function's backward, a hook) until the job finishes.
+  An error raised in a Lua backward or hook aborts the engine and is raised again here, at the
+  backward()/autograd.grad() call, with the Lua traceback of where it happened.
+
+  Usage:
+      local Swish = torch.autograd.Function("Swish")
+      function Swish.forward(ctx, x)
+        ctx:save_for_backward(x)
+        return x * torch.sigmoid(x)
+      end
+      function Swish.backward(ctx, g)
+        local x = unpack(ctx.saved_tensors)
+        local s = torch.sigmoid(x)
+        return g * (s * (1 + x * (1 - s)))
+      end
+      local y = Swish.apply(x)                      -- y.grad_fn is <Swish>
+      local h = x:register_hook(function(g) return g * 2 end); h:remove()
+      assert(torch.autograd.gradcheck(Swish.apply, { x64 }))
+
+  Limits: tensors saved in forward are kept as they were (no version check against later in-place
+  changes); double backward through a Function works only where its backward is itself
+  differentiable with ordinary ops and does not need the Function's own outputs to carry history.
+]]
+local ffi = require "ffi"
+local _C = require "torch._C"
+local memory = require "torch._memory"
+local T = require "torch._tensor"
+
+local C, check, Ref = _C.C, _C.check, _C.Ref
+local wrap = memory.wrap
+local Tensor = T.Tensor
+local istype = ffi.istype
+
+local M = {}
+
+-- Lua-side state lives in the registry so that module reloads (busted) share it with the C side.
+local registry = debug.getregistry()
+local S = registry["ltorch.autograd_function"]
+if not S then
+  S = { contexts = {}, hooks = {}, next_id = 0 }
+  registry["ltorch.autograd_function"] = S
+end
+
+local function new_id()
+  S.next_id = S.next_id + 1
+  return S.next_id
+end
+
+local released_buf = ffi.new("int64_t[64]")
+local int_out = ffi.new("int[1]")
+-- Drops the Lua contexts of nodes libtorch has released or destroyed.
+local function drain()
+  while true do
+    if C.lt_autograd_released(released_buf, 64, int_out) ~= 0 then return end
+    local n = int_out[0]
+    for i = 0, n - 1 do S.contexts[tonumber(released_buf[i])] = nil end
+    if n < 64 then return end
+  end
+end
+M.drain = drain
+
+local function grad_enabled()
+  C.lt_grad_enabled(int_out)
+  return int_out[0] == 1
+end
+
+---------------------------------------------------------------- dispatch of engine requests
+local function call_function(id, grads)
+  local ctx = S.contexts[id]
+  if ctx == nil then
+    error("Trying to backward through the graph a second time (or directly access saved tensors after " ..
+      "they have already been freed). Specify retain_graph=true on the first backward call.", 0)
+  end
+  local cls = ctx._class
+  local results = { cls.backward(ctx, unpack(grads, 1, ctx._n_outputs)) }
+  local out = {}
+  for k, pos in ipairs(ctx._tensor_positions) do
+    local g = results[pos]
+    if g ~= nil and not istype(Ref, g) then
+      error(("%s.backward returned %s for argument %d; expected a Tensor or nil"):format(
+        cls.__name, type(g), pos), 0)
+    end
+    out[k] = g
+  end
+  return out, #ctx._tensor_positions
+end
+
+local function call_hook(id, grads)
+  local fn = S.hooks[id]
+  if fn == nil then return {}, 0 end
+  local r = fn(grads[1])
+  if r ~= nil and not istype(Ref, r) then error("a tensor hook must return a Tensor or nil, got " .. type(r), 0) end
+  if r == nil then return {}, 0 end
+  return { r }, 1
+end
+
+local req_out = ffi.new("lt_autograd_request*[1]")
+local kind_out, n_out, gm_out = ffi.new("int[1]"), ffi.new("int[1]"), ffi.new("int[1]")
+local id_out = ffi.new("int64_t[1]")
+local tensor_out = ffi.new("lt_tensor*[1]")
+
+-- Services `job` until it finishes; returns nothing, raises the engine's error.
+local function service(job, what, results, capacity)
+  while true do
+    local status = C.lt_autograd_job_next(job, req_out, kind_out, id_out, n_out, gm_out)
+    if status ~= 0 then break end
+    local req = req_out[0]
+    if req == nil then break end
+    local kind, id, n, gm = kind_out[0], tonumber(id_out[0]), n_out[0], gm_out[0] == 1
+    local grads = {}
+    for i = 1, n do
+      if C.lt_autograd_request_input(req, i - 1, tensor_out) == 0 then grads[i] = wrap(tensor_out[0]) end
+    end
+    local previous = grad_enabled()
+    C.lt_set_grad_enabled(gm and 1 or 0)
+    local ok, res, count = xpcall(function()
+      if kind == C.LT_AUTOGRAD_CALL_FUNCTION then return call_function(id, grads) end
+      return call_hook(id, grads)
+    end, debug.traceback)
+    C.lt_set_grad_enabled(previous and 1 or 0)
+    if ok then
+      local arr = _C.TensorArray(math.max(count, 1))
+      for i = 1, count do arr[i - 1] = res[i] and res[i].h or nil end
+      C.lt_autograd_reply(req, arr, count, nil)
+    else
+      C.lt_autograd_reply(req, nil, 0, tostring(res))
+    end
+  end
+  local status = C.lt_autograd_job_finish(job, results, capacity or 0)
+  drain()
+  check(status, what, 3)
+end
+
+local job_out = ffi.new("lt_autograd_job*[1]")
+
+--[[ Runs backward from `tensors` (a list) with `grads` (a list, entries may be nil). ]]
+function M.backward(tensors, grads, retain, create, what)
+  local n = #tensors
+  local ts, gs = _C.TensorArray(n), _C.TensorArray(n)
+  for i = 1, n do
+    ts[i - 1] = tensors[i].h
+    gs[i - 1] = grads and grads[i] and grads[i].h or nil
+  end
+  check(C.lt_autograd_backward_start(job_out, ts, n, gs, retain == nil and -1 or (retain and 1 or 0),
+    create and 1 or 0), what or "backward", 2)
+  service(job_out[0], what or "backward")
+end
+
+--[[ torch.autograd.grad through a job: arrays of handles in, a Lua array of results out. ]]
+function M.grad(outs, n_out, gouts, ins, n_in, retain, create, allow_unused)
+  check(C.lt_autograd_grad_start(job_out, outs, n_out, gouts, ins, n_in, retain, create, allow_unused),
+    "autograd.grad", 3)
+  local results = ffi.new("lt_tensor*[?]", n_in)
+  service(job_out[0], "autograd.grad", results, n_in)
+  local grads = {}
+  for i = 1, n_in do grads[i] = wrap(results[i - 1]) end
+  return grads
+end
+
+---------------------------------------------------------------- tensor hooks
+local Handle = {}
+Handle.__index = Handle
+function Handle.remove(h)
+  if h._removed then return end
+  h._removed = true
+  S.hooks[h._id] = nil
+  if h._tensor.h ~= nil then C.lt_tensor_remove_hook(h._tensor.h, h._pos) end
+end
+
+--[[ x:register_hook(fn): fn(grad) runs when x's gradient is computed; returning a Tensor replaces
+     the gradient. Returns a handle with :remove(). ]]
+function Tensor.register_hook(self, fn)
+  T.handle("register_hook", 1, self)
+  if type(fn) ~= "function" and not (type(fn) == "table" and getmetatable(fn) and getmetatable(fn).__call) then
+    error("bad argument #2 to 'register_hook' (function expected, got " .. type(fn) .. ")", 2)
+  end
+  local id = new_id()
+  check(C.lt_tensor_register_hook(self.h, id, int_out), "register_hook")
+  S.hooks[id] = fn
+  return setmetatable({ _id = id, _pos = int_out[0], _tensor = self }, Handle)
+end
+
+---------------------------------------------------------------- torch.autograd.Function
+local Ctx = {}
+Ctx.__index = Ctx
+function Ctx.save_for_backward(ctx, ...)
+  ctx.saved_tensors = { ... }
+end
+function Ctx.mark_dirty(ctx, ...)
+  for _, t in ipairs({ ... }) do ctx._dirty[#ctx._dirty + 1] = t end
+end
+function Ctx.mark_non_differentiable(ctx, ...)
+  for _, t in ipairs({ ... }) do ctx._nondiff[#ctx._nondiff + 1] = t end
+end
+function Ctx.set_materialize_grads(_, _) end  -- grads are always materialized (as zeros)
+
+local function in_list(list, t)
+  for _, u in ipairs(list) do
+    if istype(Ref, u) and u:is_same(t) then return true end
+  end
+  return false
+end
+
+local function apply(cls, ...)
+  drain()
+  local n_args = select("#", ...)
+  local args = { ... }
+  local enabled = grad_enabled()
+  local ctx = setmetatable({ needs_input_grad = {}, _dirty = {}, _nondiff = {}, _class = cls,
+    _tensor_positions = {} }, Ctx)
+  local any = false
+  for i = 1, n_args do
+    local a = args[i]
+    if istype(Ref, a) then
+      ctx._tensor_positions[#ctx._tensor_positions + 1] = i
+      local needs = enabled and a.requires_grad
+      ctx.needs_input_grad[i] = needs
+      any = any or needs
+    else
+      ctx.needs_input_grad[i] = false
+    end
+  end
+  -- forward runs without recording: its ops are replaced by this Function's node.
+  C.lt_set_grad_enabled(0)
+  local results = { pcall(cls.forward, ctx, ...) }
+  C.lt_set_grad_enabled(enabled and 1 or 0)
+  if not results[1] then error(results[2], 0) end
+  local n_results = table.maxn(results) - 1
+  local outputs = { unpack(results, 2, n_results + 1) }
+  if not any then return unpack(outputs, 1, n_results) end
+
+  local out_pos = {}
+  for i = 1, n_results do
+    if istype(Ref, outputs[i]) then out_pos[#out_pos + 1] = i end
+  end
+  local n_out, n_in = #out_pos, #ctx._tensor_positions
+  local outs, ins = _C.TensorArray(math.max(n_out, 1)), _C.TensorArray(n_in)
+  local flags = ffi.new("int[?]", math.max(n_out, 1))
+  for k, pos in ipairs(out_pos) do
+    local o = outputs[pos]
+    outs[k - 1] = o.h
+    flags[k - 1] = (in_list(ctx._dirty, o) and C.LT_FUNCTION_DIRTY or 0) +
+      (in_list(ctx._nondiff, o) and C.LT_FUNCTION_NON_DIFFERENTIABLE or 0)
+  end
+  for k, pos in ipairs(ctx._tensor_positions) do ins[k - 1] = args[pos].h end
+  local id = new_id()
+  ctx._n_outputs = n_out
+  local new = ffi.new("lt_tensor*[?]", math.max(n_out, 1))
+  S.contexts[id] = ctx
+  local status = C.lt_function_attach(new, outs, n_out, ins, n_in, flags, id, cls.__name or "LuaFunction")
+  if status ~= 0 then
+    S.contexts[id] = nil
+    check(status, (cls.__name or "Function") .. ".apply", 2)
+  end
+  for k, pos in ipairs(out_pos) do outputs[pos] = wrap(new[k - 1]) end
+  return unpack(outputs, 1, n_results)
+end
+
+local Function = {}
+Function.__index = Function
+
+--[[ torch.autograd.Function(name) or torch.autograd.Function{forward=, backward=, name=}:
+     a new Function class; define forward(ctx, ...) and backward(ctx, grad_outputs...) on it and
+     call Class.apply(...). ]]
+local function new_class(spec)
+  local cls = {}
+  if type(spec) == "table" then
+    for k, v in pairs(spec) do cls[k] = v end
+    cls.__name = spec.name or spec.__name or "LuaFunctionBackward"
+  else
+    cls.__name = spec and tostring(spec) or "LuaFunctionBackward"
+  end
+  cls.apply = function(...) return apply(cls, ...) end
+  return setmetatable(cls, Function)
+end
+function Function.extend(_, spec) return new_class(spec) end
+setmetatable(Function, { __call = function(_, spec) return new_class(spec) end })
+function Function.forward() error("torch.autograd.Function: forward is not defined", 2) end
+function Function.backward() error("torch.autograd.Function: backward is not defined", 2) end
+M.Function = Function
+
+---------------------------------------------------------------- gradcheck
+local function flat_ptr(t)
+  return ffi.cast("double*", t:data_ptr())
+end
+
+--[[ gradcheck(fn, inputs, {eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=false}) — compares
+     the autograd Jacobian of fn at `inputs` with central finite differences, in float64 on the
+     CPU. Inputs that require grad are checked. Returns true, or false and a message naming the
+     first mismatch (raises it instead with raise_exception=true). ]]
+function M.gradcheck(fn, inputs, opts)
+  opts = opts or {}
+  local eps, atol, rtol = opts.eps or 1e-6, opts.atol or 1e-5, opts.rtol or 1e-3
+  if istype(Ref, inputs) then inputs = { inputs } end
+  local function fail(msg)
+    if opts.raise_exception then error("gradcheck: " .. msg, 2) end
+    return false, "gradcheck: " .. msg
+  end
+  local diff_idx = {}
+  for i, x in ipairs(inputs) do
+    if istype(Ref, x) and x.requires_grad then
+      if x.dtype ~= require("torch").float64 or x.is_cuda then
+        return fail("input " .. i .. " must be a float64 CPU tensor (got " .. tostring(x.dtype) .. ")")
+      end
+      diff_idx[#diff_idx + 1] = i
+    end
+  end
+  if #diff_idx == 0 then return fail("no input requires grad") end
+  local function outputs_of(xs)
+    local r = { fn(unpack(xs, 1, #inputs)) }
+    local o = {}
+    for _, v in ipairs(r) do if istype(Ref, v) then o[#o + 1] = v end end
+    return o
+  end
+  local torch = require "torch"
+  local outs = outputs_of(inputs)
+  -- numerical: perturb each element of each input, on contiguous copies
+  for _, i in ipairs(diff_idx) do
+    local x = inputs[i]
+    local base = x:detach():contiguous():clone()
+    local n = base:numel()
+    local numerical = {}  -- numerical[j][k]: d out_k (flattened) / d x_j
+    local xs = {}
+    for k, v in ipairs(inputs) do xs[k] = v end
+    local p = flat_ptr(base)
+    for j = 0, n - 1 do
+      local orig = p[j]
+      p[j] = orig + eps
+      xs[i] = base
+      local plus = torch.no_grad(function()
+        local o = outputs_of(xs); local c = {}
+        for k, t in ipairs(o) do c[k] = t:detach():to(torch.float64):contiguous():clone() end
+        return c
+      end)
+      p[j] = orig - eps
+      local minus = torch.no_grad(function()
+        local o = outputs_of(xs); local c = {}
+        for k, t in ipairs(o) do c[k] = t:detach():to(torch.float64):contiguous():clone() end
+        return c
+      end)
+      p[j] = orig
+      numerical[j] = {}
+      for k = 1, #plus do numerical[j][k] = (plus[k] - minus[k]) / (2 * eps) end
+    end
+    -- analytical: one backward per output element
+    for k, o in ipairs(outs) do
+      if o.requires_grad then
+        local m = o:numel()
+        for e = 0, m - 1 do
+          local onehot = torch.zeros(m, { dtype = torch.float64 })
+          ffi.cast("double*", onehot:data_ptr())[e] = 1
+          local g = torch.autograd.grad({ o }, { x }, { grad_outputs = { onehot:view(o.shape):to(o.dtype) },
+            retain_graph = true, allow_unused = true })[1]
+          local gp
+          local gt = g and g:to(torch.float64):contiguous() or nil
+          gp = gt and flat_ptr(gt) or nil
+          for j = 0, n - 1 do
+            local a = gp and gp[j] or 0
+            local nt = numerical[j][k]:contiguous()
+            local num = flat_ptr(nt)[e]
+            if math.abs(a - num) > atol + rtol * math.abs(num) then
+              return fail(("Jacobian mismatch for output %d with respect to input %d,\n" ..
+                "numerical:%.8g\nanalytical:%.8g\n(output element %d, input element %d)"):format(
+                k - 1, i - 1, num, a, e, j))
+            end
+          end
+        end
+      else
+        for j = 0, n - 1 do
+          local d = numerical[j][k]:abs():max():item()
+          if d > atol then return fail(("output %d does not require grad but its numerical gradient is %g"):format(k - 1, d)) end
+        end
+      end
+    end
+  end
+  return true
+end
+
+return M

@@ -1,0 +1,103 @@
+--[[
+  torch.utils.checkpoint — activation checkpointing: trade compute for memory. checkpoint(fn, ...)
+  runs fn(...) without keeping its intermediate activations; in backward it runs fn again (with
+  the CPU RNG state it had in forward, so dropout masks repeat) and backpropagates through that
+  recomputation. Gradients equal those of calling fn directly; the activations inside fn are held
+  only while its own segment's backward runs.
+
+  This is PyTorch's reentrant variant: a torch.autograd.Function whose backward runs a nested
+  backward over the recomputed segment. Parameters used inside fn (module weights) get their
+  .grad accumulated by that nested backward, as in PyTorch; gradients of the explicit tensor
+  arguments are returned to the outer graph.
+
+  Usage:
+      local checkpoint = torch.utils.checkpoint        -- callable; also .checkpoint
+      local h = x
+      for i = 1, #blocks do h = checkpoint(function(t) return blocks[i](t) end, h) end
+      h:sum():backward()
+      -- options as a trailing table: checkpoint(fn, x, {preserve_rng_state = false})
+]]
+local ffi = require "ffi"
+local _C = require "torch._C"
+local af = require "torch.autograd_function"
+
+local Ref = _C.Ref
+local istype = ffi.istype
+
+local M = {}
+
+local Checkpoint = af.Function("CheckpointFunctionBackward")
+
+function Checkpoint.forward(ctx, fn, preserve, ...)
+  local torch = require "torch"
+  ctx.fn, ctx.preserve = fn, preserve
+  if preserve then ctx.rng = torch.get_rng_state() end
+  ctx.n_args = select("#", ...)
+  ctx.args = { ... }   -- the inputs only: fn's activations are not kept
+  return fn(...)
+end
+
+function Checkpoint.backward(ctx, ...)
+  local torch = require "torch"
+  local grads_out = { ... }
+  local args = ctx.args
+  if args == nil then error("checkpoint: backward ran twice over a released checkpoint segment", 0) end
+  -- Recompute fn on detached copies of the inputs (requires_grad as before), with forward's RNG.
+  local detached, want = {}, {}
+  for i = 1, ctx.n_args do
+    local a = args[i]
+    if istype(Ref, a) then
+      local d = a:detach()
+      if a.requires_grad then d:requires_grad_(true); want[#want + 1] = i end
+      detached[i] = d
+    else
+      detached[i] = a
+    end
+  end
+  local saved_rng
+  if ctx.preserve then
+    saved_rng = torch.get_rng_state()
+    torch.set_rng_state(ctx.rng)
+  end
+  local ok, outs = pcall(function()
+    return torch.enable_grad(function() return { ctx.fn(unpack(detached, 1, ctx.n_args)) } end)
+  end)
+  if saved_rng then torch.set_rng_state(saved_rng) end
+  if not ok then error(outs, 0) end
+  -- Backward through the recomputed segment; inputs' grads are read back from the detached copies.
+  local ts, gs = {}, {}
+  local k = 0
+  for _, o in ipairs(outs) do
+    if istype(Ref, o) then
+      k = k + 1
+      if o.requires_grad and grads_out[k] ~= nil then
+        ts[#ts + 1], gs[#gs + 1] = o, grads_out[k]
+      end
+    end
+  end
+  if #ts > 0 then af.backward(ts, gs, false, torch.is_grad_enabled(), "checkpoint backward") end
+  local result = {}
+  -- backward returns one value per forward argument: fn, preserve, then fn's arguments
+  result[1], result[2] = nil, nil
+  for _, i in ipairs(want) do result[i + 2] = detached[i].grad end
+  return unpack(result, 1, ctx.n_args + 2)
+end
+
+--[[ checkpoint(fn, ...[, {preserve_rng_state=true}]) — returns fn(...)'s results. ]]
+function M.checkpoint(fn, ...)
+  if type(fn) ~= "function" and not (type(fn) == "table" and getmetatable(fn) and getmetatable(fn).__call) then
+    error("bad argument #1 to 'checkpoint' (function expected, got " .. type(fn) .. ")", 2)
+  end
+  local n = select("#", ...)
+  local args = { ... }
+  local preserve = true
+  local last = args[n]
+  if n > 0 and type(last) == "table" and not istype(Ref, last) and getmetatable(last) == nil
+      and last.preserve_rng_state ~= nil then
+    preserve = last.preserve_rng_state ~= false
+    n = n - 1
+  end
+  return Checkpoint.apply(fn, preserve, unpack(args, 1, n))
+end
+
+return setmetatable(M, { __call = function(_, ...) return M.checkpoint(...) end })
