@@ -387,7 +387,8 @@ int lt_autograd_job_next(lt_autograd_job *job, lt_autograd_request **req, int *k
 int lt_autograd_request_input(lt_autograd_request *req, int i, lt_tensor **out);
 int lt_autograd_reply(lt_autograd_request *req, const lt_tensor *const *grads, int n, const char *error);
 int lt_autograd_job_finish(lt_autograd_job *job, lt_tensor **results, int capacity);
-int lt_autograd_released(int64_t *ids, int capacity, int *n);   /* Lua contexts to drop */
+/* Lua contexts to drop: pops up to `capacity` released ids in [lo, hi) (the Lua state's range). */
+int lt_autograd_released(int64_t lo, int64_t hi, int64_t *ids, int capacity, int *n);
 int lt_function_attach(lt_tensor **results, const lt_tensor *const *outputs, int n_outputs,
                        const lt_tensor *const *inputs, int n_inputs, const int *flags, int64_t id,
                        const char *name);

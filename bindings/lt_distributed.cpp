@@ -25,6 +25,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,8 +33,41 @@ struct lt_store {
   c10::intrusive_ptr<c10d::Store> s;
 };
 
+/* The collectives ltorch uses, over one concrete group type. libtorch 1.13's ProcessGroupGloo
+ * derives from ProcessGroup, 2.x's from Backend; both spell these methods the same, so holding
+ * the concrete type keeps this file building against either. */
+struct lt_collectives {
+  virtual ~lt_collectives() = default;
+  virtual int rank() = 0;
+  virtual int size() = 0;
+  virtual c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor> &ts, const c10d::AllreduceOptions &o) = 0;
+  virtual c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor> &ts, const c10d::BroadcastOptions &o) = 0;
+  virtual c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>> &out,
+                                                   std::vector<at::Tensor> &in, const c10d::AllgatherOptions &o) = 0;
+  virtual c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions &o) = 0;
+};
+
+template <class PG>
+struct lt_collectives_of : lt_collectives {
+  explicit lt_collectives_of(c10::intrusive_ptr<PG> p) : pg(std::move(p)) {}
+  c10::intrusive_ptr<PG> pg;
+  int rank() override { return pg->getRank(); }
+  int size() override { return pg->getSize(); }
+  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor> &ts, const c10d::AllreduceOptions &o) override {
+    return pg->allreduce(ts, o);
+  }
+  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor> &ts, const c10d::BroadcastOptions &o) override {
+    return pg->broadcast(ts, o);
+  }
+  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>> &out, std::vector<at::Tensor> &in,
+                                           const c10d::AllgatherOptions &o) override {
+    return pg->allgather(out, in, o);
+  }
+  c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions &o) override { return pg->barrier(o); }
+};
+
 struct lt_process_group {
-  c10::intrusive_ptr<c10d::ProcessGroup> pg;
+  std::unique_ptr<lt_collectives> pg;
   std::string backend;
   std::chrono::milliseconds timeout;
 };
@@ -166,7 +200,7 @@ int lt_dist_pg_new(lt_process_group **out, lt_store *s, const char *backend, int
     throw lt::ValueError("rank " + std::to_string(rank) + " out of range for world_size " + std::to_string(world_size));
   }
   auto timeout = ms(timeout_ms);
-  c10::intrusive_ptr<c10d::ProcessGroup> pg;
+  std::unique_ptr<lt_collectives> pg;
   if (b == "gloo") {
     auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
     if (gloo_iface != nullptr && gloo_iface[0] != '\0') {
@@ -177,12 +211,14 @@ int lt_dist_pg_new(lt_process_group **out, lt_store *s, const char *backend, int
       opts->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
     }
     opts->threads = 2;
-    pg = c10::make_intrusive<c10d::ProcessGroupGloo>(s->s, rank, world_size, opts);
+    pg = std::make_unique<lt_collectives_of<c10d::ProcessGroupGloo>>(
+        c10::make_intrusive<c10d::ProcessGroupGloo>(s->s, rank, world_size, opts));
   } else if (b == "nccl") {
 #ifdef LTORCH_WITH_NCCL
     auto opts = c10d::ProcessGroupNCCL::Options::create();
     opts->timeout = timeout;
-    pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(s->s, rank, world_size, opts);
+    pg = std::make_unique<lt_collectives_of<c10d::ProcessGroupNCCL>>(
+        c10::make_intrusive<c10d::ProcessGroupNCCL>(s->s, rank, world_size, opts));
 #else
     throw lt::ValueError("backend 'nccl' is not available: this ltorch was built without NCCL "
                          "(CPU-only libtorch, or no nccl.h at configure time); use backend='gloo'");
@@ -190,7 +226,7 @@ int lt_dist_pg_new(lt_process_group **out, lt_store *s, const char *backend, int
   } else {
     throw lt::ValueError("unknown distributed backend '" + b + "' (expected 'gloo' or 'nccl')");
   }
-  *out = new lt_process_group{pg, b, timeout};
+  *out = new lt_process_group{std::move(pg), b, timeout};
   LT_CATCH
 }
 
@@ -199,8 +235,8 @@ void lt_dist_pg_free(lt_process_group *g) { delete g; }
 int lt_dist_pg_rank(lt_process_group *g, int *rank, int *world_size) {
   LT_TRY
   auto &pg = group(g);
-  *rank = pg.pg->getRank();
-  *world_size = pg.pg->getSize();
+  *rank = pg.pg->rank();
+  *world_size = pg.pg->size();
   LT_CATCH
 }
 
@@ -223,7 +259,7 @@ int lt_dist_broadcast(lt_process_group *g, lt_tensor *t, int src) {
   LT_TRY
   auto &pg = group(g);
   at::Tensor &x = lt::get_mut(t);
-  if (src < 0 || src >= pg.pg->getSize()) throw lt::ValueError("broadcast: src rank " + std::to_string(src) + " out of range");
+  if (src < 0 || src >= pg.pg->size()) throw lt::ValueError("broadcast: src rank " + std::to_string(src) + " out of range");
   at::Tensor buf = x.is_contiguous() ? x : x.contiguous();
   std::vector<at::Tensor> ts{buf};
   c10d::BroadcastOptions o;
@@ -239,8 +275,8 @@ int lt_dist_all_gather(lt_process_group *g, lt_tensor **outs, int n, const lt_te
   LT_TRY
   auto &pg = group(g);
   for (int i = 0; i < n; i++) outs[i] = nullptr;
-  if (n != pg.pg->getSize()) {
-    throw lt::ValueError("all_gather: expected " + std::to_string(pg.pg->getSize()) + " outputs, got " + std::to_string(n));
+  if (n != pg.pg->size()) {
+    throw lt::ValueError("all_gather: expected " + std::to_string(pg.pg->size()) + " outputs, got " + std::to_string(n));
   }
   at::Tensor x = lt::get(t).contiguous();
   std::vector<std::vector<at::Tensor>> output(1);

@@ -31,6 +31,7 @@ struct lt_zip_writer {
   FILE *f = nullptr;
   std::unique_ptr<caffe2::serialize::PyTorchStreamWriter> w;
   bool failed = false;
+  int error = 0;  // errno of the first failed write
 };
 
 namespace {
@@ -99,10 +100,17 @@ int lt_zip_writer_open(lt_zip_writer **out, const char *path) {
   lt_zip_writer *raw = w.get();
   w->w = std::make_unique<caffe2::serialize::PyTorchStreamWriter>(
       [raw](const void *data, size_t n) -> size_t {
-        if (raw->failed || raw->f == nullptr) return 0;
+        // Always report n written: after a short write PyTorchStreamWriter throws from its
+        // position check, and its destructor (noexcept, run by lt_zip_writer_free) would then
+        // std::terminate the process (seen: ENOSPC on a full disk). The failure is recorded
+        // here and reported by lt_zip_writer_add/finish instead; later data is discarded.
+        if (raw->failed || raw->f == nullptr) return n;
         size_t done = n == 0 ? 0 : std::fwrite(data, 1, n, raw->f);
-        if (done != n) raw->failed = true;
-        return done;
+        if (done != n) {
+          raw->failed = true;
+          raw->error = errno ? errno : EIO;
+        }
+        return n;
       });
   *out = w.release();
   LT_CATCH
@@ -113,7 +121,7 @@ int lt_zip_writer_add(lt_zip_writer *w, const char *name, const void *data, int6
   if (w == nullptr || !w->w) throw lt::ValueError("zip writer was closed");
   if (size < 0) throw lt::ValueError("negative record size");
   w->w->writeRecord(name, data, static_cast<size_t>(size));
-  if (w->failed) throw std::runtime_error(std::string("write failed: ") + std::strerror(errno));
+  if (w->failed) throw std::runtime_error(std::string("write failed: ") + std::strerror(w->error));
   LT_CATCH
 }
 
@@ -122,7 +130,11 @@ int lt_zip_writer_finish(lt_zip_writer *w) {
   LT_TRY
   if (w == nullptr || !w->w) throw lt::ValueError("zip writer was closed");
   w->w->writeEndOfFile();
-  if (w->failed || std::fflush(w->f) != 0) throw std::runtime_error(std::string("write failed: ") + std::strerror(errno));
+  if (!w->failed && std::fflush(w->f) != 0) {
+    w->failed = true;
+    w->error = errno;
+  }
+  if (w->failed) throw std::runtime_error(std::string("write failed: ") + std::strerror(w->error));
   if (::fsync(fileno(w->f)) != 0 && errno != EINVAL) throw std::runtime_error(std::string("fsync failed: ") + std::strerror(errno));
   std::fclose(w->f);
   w->f = nullptr;

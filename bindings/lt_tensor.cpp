@@ -146,7 +146,9 @@ int lt_tensor_copy_to_buffer(const lt_tensor *t, int dtype, void *buf, int64_t n
     throw lt::ValueError("copy_to_buffer: buffer holds " + std::to_string(numel) + " elements, tensor has " +
                          std::to_string(src.numel()));
   at::Tensor host = src.detach().to(c10::Device(c10::DeviceType::CPU), st).contiguous();
-  std::memcpy(buf, host.data_ptr(), static_cast<size_t>(numel) * c10::elementSize(st));
+  // An empty tensor's data_ptr() is NULL, and memcpy from NULL is undefined even for 0 bytes
+  // (UBSan, scripts/sanitize.sh).
+  if (numel > 0) std::memcpy(buf, host.data_ptr(), static_cast<size_t>(numel) * c10::elementSize(st));
   if (st == c10::ScalarType::Double) {
     // LuaJIT reads a NaN with its top bits set (a float32 all-ones NaN widens to
     // 0xFFFFFFFFE0000000) as a tagged non-number (nil): hand Lua the canonical quiet NaN.

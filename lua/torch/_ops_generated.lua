@@ -5,7 +5,7 @@
     torch.linalg.X, torch.special.X, torch.fft.X   the schema's linalg_X, special_X, fft_X
     torch._nn.X      the schema's python_module: nn ops (what torch.nn.functional builds on)
     torch._ops       the array of bound overloads found in the loaded libtorch
-    torch.nn         loaded on first use (lua/torch/nn/init.lua)
+    torch.nn         loaded on first use (lua/torch/nn/init.lua); torch.distributed likewise
   Hand-written functions and methods stay first: they are the fast paths and keep ltorch's own
   argument conventions; the generated ones fill everything else.
 
@@ -42,6 +42,7 @@ function M.install(torch)
   setmetatable(torch, {
     __index = function(t, k)
       if k == "optim" then local optim = require "torch.optim"; rawset(t, k, optim); return optim end
+      if k == "distributed" then local d = require "torch.distributed"; rawset(t, k, d); return d end
       if k == "nn" then
         local nn = require "torch.nn"
         rawset(t, k, nn)

@@ -223,7 +223,14 @@ local function index_key(k)
 end
 
 local mt = {}
+local floor = math.floor
 mt.__index = function(self, k)
+  -- x[i] with an integer i is x:select(0, i) (Python's applySelect): one direct call instead of
+  -- the general indexing path. Anything select rejects (0-d tensor, out of range) goes on to the
+  -- general path, which raises PyTorch's IndexError message.
+  if type(k) == "number" and floor(k) == k and self.h ~= nil and C.lt_select(out, self.h, 0, k) == 0 then
+    return wrap(out[0])
+  end
   local m = Tensor[k]
   if m ~= nil then return m end
   local g = getters[k]

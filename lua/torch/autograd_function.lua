@@ -45,7 +45,10 @@ local M = {}
 local registry = debug.getregistry()
 local S = registry["ltorch.autograd_function"]
 if not S then
-  S = { contexts = {}, hooks = {}, next_id = 0 }
+  -- Ids of contexts and hooks come from this state's own range (serial * 2^32 and up), so the
+  -- release queue, shared by every Lua state in the process, hands each state only its own.
+  local base = tonumber(C.lt_next_state_serial()) * 2 ^ 32
+  S = { contexts = {}, hooks = {}, next_id = base, lo = base, hi = base + 2 ^ 32 }
   registry["ltorch.autograd_function"] = S
 end
 
@@ -59,7 +62,7 @@ local int_out = ffi.new("int[1]")
 -- Drops the Lua contexts of nodes libtorch has released or destroyed.
 local function drain()
   while true do
-    if C.lt_autograd_released(released_buf, 64, int_out) ~= 0 then return end
+    if C.lt_autograd_released(S.lo, S.hi, released_buf, 64, int_out) ~= 0 then return end
     local n = int_out[0]
     for i = 0, n - 1 do S.contexts[tonumber(released_buf[i])] = nil end
     if n < 64 then return end
@@ -71,6 +74,7 @@ local function grad_enabled()
   C.lt_grad_enabled(int_out)
   return int_out[0] == 1
 end
+M.grad_enabled = grad_enabled
 
 ---------------------------------------------------------------- dispatch of engine requests
 local function call_function(id, grads)
@@ -103,18 +107,18 @@ local function call_hook(id, grads)
 end
 
 local req_out = ffi.new("lt_autograd_request*[1]")
-local kind_out, n_out, gm_out = ffi.new("int[1]"), ffi.new("int[1]"), ffi.new("int[1]")
+local kind_out, count_out, gm_out = ffi.new("int[1]"), ffi.new("int[1]"), ffi.new("int[1]")
 local id_out = ffi.new("int64_t[1]")
 local tensor_out = ffi.new("lt_tensor*[1]")
 
 -- Services `job` until it finishes; returns nothing, raises the engine's error.
 local function service(job, what, results, capacity)
   while true do
-    local status = C.lt_autograd_job_next(job, req_out, kind_out, id_out, n_out, gm_out)
+    local status = C.lt_autograd_job_next(job, req_out, kind_out, id_out, count_out, gm_out)
     if status ~= 0 then break end
     local req = req_out[0]
     if req == nil then break end
-    local kind, id, n, gm = kind_out[0], tonumber(id_out[0]), n_out[0], gm_out[0] == 1
+    local kind, id, n, gm = kind_out[0], tonumber(id_out[0]), count_out[0], gm_out[0] == 1
     local grads = {}
     for i = 1, n do
       if C.lt_autograd_request_input(req, i - 1, tensor_out) == 0 then grads[i] = wrap(tensor_out[0]) end
@@ -130,6 +134,12 @@ local function service(job, what, results, capacity)
       local arr = _C.TensorArray(math.max(count, 1))
       for i = 1, count do arr[i - 1] = res[i] and res[i].h or nil end
       C.lt_autograd_reply(req, arr, count, nil)
+      -- internal Functions that keep no reference to their grads (checkpoint) release them now
+      local ctx = kind == C.LT_AUTOGRAD_CALL_FUNCTION and S.contexts[id]
+      if ctx and ctx._class._release_grads then
+        for i = 1, n do if grads[i] then memory.free(grads[i]) end end
+        for i = 1, count do if res[i] then memory.free(res[i]) end end
+      end
     else
       C.lt_autograd_reply(req, nil, 0, tostring(res))
     end
@@ -214,7 +224,7 @@ local function apply(cls, ...)
   local n_args = select("#", ...)
   local args = { ... }
   local enabled = grad_enabled()
-  local ctx = setmetatable({ needs_input_grad = {}, _dirty = {}, _nondiff = {}, _class = cls,
+  local ctx = setmetatable({ needs_input_grad = {}, saved_tensors = {}, _dirty = {}, _nondiff = {}, _class = cls,
     _tensor_positions = {} }, Ctx)
   local any = false
   for i = 1, n_args do

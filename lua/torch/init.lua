@@ -104,7 +104,7 @@ function torch.set_default_dtype(d)
   dtype_mod.default_float = d
 end
 
-function torch.numel(x) return T.Tensor.numel(x) end
+function torch.numel(x) T.handle("numel", 1, x); return T.Tensor.numel(x) end
 
 -- Checkpoints (torch.serialization, torch.checkpoint, torch.jit) load on first use: they
 -- require torch itself.

@@ -28,11 +28,21 @@ local function all_finite(t)
   return t:isfinite():all():item()
 end
 
--- The targets of all cached batches, concatenated (for label statistics).
+-- The targets of all cached batches, concatenated (for label statistics); class-index targets
+-- equal to the loss's ignore_index (-100 by default, as in PyTorch) are left out.
 local function all_targets(ctx)
   local ys = {}
   for _, b in ipairs(ctx.batches) do ys[#ys + 1] = b.y:flatten() end
-  return torch.cat(ys)
+  local y = torch.cat(ys)
+  if ctx.task == "classification" and not y:is_floating_point() then
+    local lf = ctx.setup.loss_fn
+    local ignore = (type(lf) == "table" and rawget(lf, "ignore_index")) or -100
+    if type(ignore) == "number" then
+      local keep = y:ne(ignore)
+      if not keep:all():item() then y = y[keep] end
+    end
+  end
+  return y
 end
 
 -- loss on (x, y) with model, without grad, as a number (nil, err on error).
@@ -256,7 +266,8 @@ function M.init_loss(ctx)
       "the model is confidently wrong at init: output layer weights/bias too large (bad head init, "
         .. "unnormalised inputs), or the targets do not belong to the inputs (mislabelled/shuffled separately)")
   end
-  if l < expect * 0.5 then
+  -- a model whose output bias already holds the log-prior starts at the prior entropy, below log C
+  if l < 0.5 * math.min(expect, st.prior_entropy) then
     return finding("init_loss", "warn", "loss at init is well below -log(1/C)", ev,
       "the model already knows the answer at init: labels leak into the inputs, or the loss is not what you think")
   end
@@ -306,9 +317,38 @@ function M.eval_mode(ctx)
       problems[#problems + 1] = ("buffer %s changed during an eval() forward"):format(nb[1])
     end
   end
+  local ev_extra = ""
+  if ctx.setup.evaluate then
+    -- the user's evaluation function, called on a model left in train mode (as after an epoch):
+    -- it must switch to eval itself
+    local m2 = S.new_model(ctx.setup, ctx.seed)
+    m2:train()
+    local bufs = {}
+    for i, nb in ipairs(m2:named_buffers()) do bufs[i] = nb[2]:clone() end
+    local o1 = nograd(function() return ctx.setup.evaluate(m2, x) end)
+    m2:train()
+    local o2 = nograd(function() return ctx.setup.evaluate(m2, x) end)
+    local d2 = num((o1:double() - o2:double()):abs():max())
+    local changed = false
+    for i, nb in ipairs(m2:named_buffers()) do
+      if bufs[i] and nb[2]:is_floating_point() and not torch.equal(bufs[i], nb[2]) then changed = true end
+    end
+    if d2 > 1e-6 or changed then
+      problems[#problems + 1] = ("setup.evaluate on a model left in train mode: %s"):format(
+        d2 > 1e-6 and ("two calls differ by up to %.3g"):format(d2) or "BatchNorm running stats changed")
+      ctx.eval_fn_bad = true
+    else
+      ev_extra = "; setup.evaluate is deterministic"
+    end
+  end
   if #problems == 0 then
     return finding("eval_mode", "ok", "eval() is deterministic and leaves buffers alone",
-      ("max |difference| between two eval forwards %.3g"):format(diff))
+      ("max |difference| between two eval forwards %.3g"):format(diff) .. ev_extra)
+  end
+  if ctx.eval_fn_bad and #problems == 1 then
+    return finding("eval_mode", "fail", "evaluation runs in training mode", table.concat(problems, "; "),
+      "call model:eval() at the start of evaluation (and model:train() before training again): "
+        .. "dropout stays on and BatchNorm uses and updates batch statistics otherwise")
   end
   return finding("eval_mode", "fail", "dropout/BatchNorm still active in eval mode", table.concat(problems, "; "),
     "a layer ignores self.training: e.g. F.dropout(x, p, true) or F.batch_norm(..., training=true) in a "
@@ -433,10 +473,14 @@ function M.input_independent(ctx)
   blind:eval()
   local l_zero = eval_loss(ctx, blind, zero(held.x), held.y)
   local ev = ("%d steps; held-out batch loss: real inputs %.4g, zeroed inputs %.4g"):format(steps, l_real, l_zero)
-  if not (l_real == l_real) or l_real > 0.95 * l_zero then
-    return finding("input_independent", "fail", "real inputs do no better than zeroed inputs", ev,
-      "the model is not using its inputs: the data pipeline feeds constants/wrong tensors, the inputs "
-        .. "are detached or overwritten in forward, or the labels are unrelated to the inputs")
+  local cause = "the model is not using its inputs: the data pipeline feeds constants/wrong tensors, the "
+    .. "inputs are detached or overwritten in forward, or the labels are unrelated to the inputs"
+  if not (l_real == l_real) or l_real > 0.99 * l_zero then
+    return finding("input_independent", "fail", "real inputs do no better than zeroed inputs", ev, cause)
+  end
+  if l_real > 0.95 * l_zero then
+    return finding("input_independent", "warn", "real inputs barely beat zeroed inputs", ev,
+      "a hard task early in training (raise baseline_steps to be sure), or: " .. cause)
   end
   return finding("input_independent", "ok", "real inputs beat the input-independent baseline", ev)
 end
@@ -500,6 +544,20 @@ function M.output_bias(ctx)
   if not needed then
     return finding("output_bias", "ok", "output bias init not needed", why .. ("; output layer %s"):format(layer[1]))
   end
+  -- already initialised (e.g. the recipe sets it)? then the suggested bias does not lower the loss
+  local probe = S.new_model(ctx.setup, ctx.seed)
+  M.apply_bias(probe, bias)
+  local as_is, with = 0, 0
+  for i = 1, math.min(4, #ctx.batches) do
+    local b = ctx.batches[i]
+    as_is = as_is + (eval_loss(ctx, model, b.x, b.y) or 0 / 0)
+    with = with + (eval_loss(ctx, probe, b.x, b.y) or 0 / 0)
+  end
+  if as_is <= with * 1.02 + 1e-12 then
+    return finding("output_bias", "ok", "the output bias already fits the data",
+      why .. ("; loss at init %.4g as is, %.4g with the suggested bias"):format(as_is / math.min(4, #ctx.batches),
+        with / math.min(4, #ctx.batches)))
+  end
   local steps = ctx.opts.bias_steps or 20
   local plain = train(ctx, model, ctx.batches, steps)
   local fixed_model = S.new_model(ctx.setup, ctx.seed)
@@ -544,8 +602,12 @@ function M.batch_view(ctx)
   local n = math.min(16, x:size(0))
   local labels = {}
   local yl = y:narrow(0, 0, n)
+  local names = ctx.setup.class_names
   if yl:dim() == 1 then
-    for i, v in ipairs(yl:double():tolist()) do labels[i] = ("%g"):format(v) end
+    for i, v in ipairs(yl:double():tolist()) do
+      local name = type(names) == "table" and v % 1 == 0 and names[v + 1]
+      labels[i] = name and ("%g:%s"):format(v, tostring(name)) or ("%g"):format(v)
+    end
   else
     for i = 1, n do labels[i] = shape(yl[i - 1]) end
   end
@@ -563,8 +625,8 @@ function M.batch_view(ctx)
       notes[#notes + 1] = ("  [%s] %s"):format(labels[i + 1], tostring(ctx.setup.decode(x[i])))
     end
   elseif image_like and ctx.opts.out_dir ~= false then
-    local dir = ctx.opts.out_dir or "doctor_out"
-    os.execute("mkdir -p '" .. dir .. "'")
+    local dir = ctx.opts.out_dir or "runs/doctor"
+    os.execute("mkdir -p '" .. dir:gsub("'", "'\\''") .. "'")
     local path = dir .. "/batch.png"
     local ok, rows, cols, lo, hi = pcall(write_grid, path, image_like, n)
     if ok then
@@ -578,11 +640,19 @@ function M.batch_view(ctx)
     else
       notes[#notes + 1] = "  (grid not written: " .. tostring(rows) .. ")"
     end
+  elseif not x:is_floating_point() and x:dim() >= 2 then
+    -- token ids (or other integer codes) without setup.decode: the raw ids of the first rows
+    for i = 0, math.min(3, x:size(0)) - 1 do
+      local row = x[i]:flatten()
+      local ids = row:narrow(0, 0, math.min(24, row:numel())):tolist()
+      notes[#notes + 1] = ("  [%s] %s%s"):format(labels[i + 1], table.concat(ids, " "), row:numel() > 24 and " ..." or "")
+    end
+    notes[#notes + 1] = "  (integer inputs: pass setup.decode(row) -> string to see them as text)"
   elseif x:dim() == 2 and x:is_floating_point() then
     local xd = x:double()
     local mu, sd = xd:mean(0), xd:std(0)
     local const, big = 0, 0
-    for j, v in ipairs(sd:tolist()) do if v == 0 then const = const + 1 end end
+    for _, v in ipairs(sd:tolist()) do if v == 0 then const = const + 1 end end
     for _, v in ipairs(mu:abs():tolist()) do if v > 10 then big = big + 1 end end
     ev = ev .. ("; features: mean %.3g..%.3g, std %.3g..%.3g; %d constant, %d with |mean| > 10")
       :format(num(mu:min()), num(mu:max()), num(sd:min()), num(sd:max()), const, big)
@@ -602,16 +672,35 @@ function M.lr_schedule(ctx)
   local epochs = s.epochs
   if not epochs then return finding("lr_schedule", "skip", "setup.epochs not given; cannot plan the schedule") end
   local per_step = s.scheduler_step == "step"
-  local total = per_step and epochs * (s.steps_per_epoch or 1) or epochs
+  local spe = s.steps_per_epoch
+  if per_step and not spe then
+    -- a DataLoader knows its length; a builder returning one is asked once
+    local ok, l = pcall(function()
+      local v = type(s.train_loader) == "function" and s.train_loader() or s.train_loader
+      if type(v) == "table" and type(v.len) == "function" then return v:len() end
+      if type(v) == "table" and #v > 0 then return #v end
+    end)
+    spe = ok and l or nil
+    if not spe then
+      return finding("lr_schedule", "skip", "scheduler_step = \"step\" needs setup.steps_per_epoch")
+    end
+  end
+  local total = per_step and epochs * spe or epochs
   local dummy = torch.nn.Linear(1, 1)
   local opt = S.new_optimizer(s, dummy)
   local sched = s.scheduler(opt)
   local base = opt.param_groups[1].lr
   local lrs = {}
-  for t = 1, total do
-    lrs[t] = opt.param_groups[1].lr
-    opt:step()
-    sched:step()
+  local okr, why = pcall(function()
+    for t = 1, total do
+      lrs[t] = opt.param_groups[1].lr
+      opt:step()
+      sched:step()
+    end
+  end)
+  if not okr then
+    return finding("lr_schedule", "skip", "the scheduler cannot be stepped without a metric or failed",
+      tostring(why))
   end
   local unit = per_step and "step" or "epoch"
   local problems = {}
@@ -651,16 +740,16 @@ function M.lr_schedule(ctx)
 end
 
 ---------------------------------------------------------------- duplicates and leaks
--- One fingerprint per sample: a random projection + the sum of the flattened row (float64).
-local function fingerprints(batches, proj_seed)
+-- One fingerprint per sample: a fixed projection (weights frac(k * 0.7549) + 0.5, no RNG
+-- touched) + the sum of the flattened row, in float64.
+local function fingerprints(batches)
   local keys = {}
   local proj
   for _, b in ipairs(batches) do
-    local x = b.x:flatten(1):double()
+    local x = b.x:dim() == 1 and b.x:unsqueeze(1) or b.x:flatten(1)
+    x = x:to("cpu"):double()
     if not proj then
-      local g = torch.Generator and nil
-      torch.manual_seed(proj_seed)
-      proj = torch.randn(x:size(1), { dtype = torch.float64 })
+      proj = (torch.arange(x:size(1), { dtype = torch.float64 }) + 1):mul(0.7548776662466927):frac():add(0.5)
     end
     local p = x:matmul(proj):tolist()
     local s = x:sum(1):tolist()
@@ -672,7 +761,7 @@ end
 function M.split_leak(ctx)
   local s = ctx.setup
   local tr = ctx.scan_batches or ctx.batches
-  local keys = fingerprints(tr, 12345)
+  local keys = fingerprints(tr)
   local seen, dup = {}, 0
   for _, k in ipairs(keys) do
     if seen[k] then dup = dup + 1 else seen[k] = true end
@@ -682,7 +771,7 @@ function M.split_leak(ctx)
   if dup / #keys > (ctx.opts.dup_tolerance or 0.01) then problems[#problems + 1] = "duplicates within train" end
   if s.val_loader then
     local vb = S.take(s, s.val_loader, ctx.opts.scan_batches or 50)
-    local vkeys = fingerprints(vb, 12345)
+    local vkeys = fingerprints(vb)
     local leak = 0
     for _, k in ipairs(vkeys) do if seen[k] then leak = leak + 1 end end
     ev = ev .. ("; %d val samples: %d also in train (%.2f%%)"):format(#vkeys, leak, 100 * leak / math.max(#vkeys, 1))

@@ -7,7 +7,7 @@
   layer, gradient flow, an LR schedule that does not fit the run, duplicated or leaking samples.
 
     local doctor = require "torch.doctor"
-    local report = doctor.run(setup, {seed = 0, fix = false, out_dir = "doctor_out", quiet = false})
+    local report = doctor.run(setup, {seed = 0, fix = false, out_dir = "runs/doctor", quiet = false})
     report.findings            -- array of {id, verdict, title, evidence, cause}
     report:get("init_loss")    -- one finding by id
     report.failed, report.warned   -- counts; report.ok = (failed == 0)
@@ -16,7 +16,9 @@
   torch.doctor.setup. Options: seed (0), batches (cached batches, 8), scan_batches (for the
   duplicate scan, 50), overfit_steps (150), baseline_steps (60), bias_steps (20),
   checks (an array of ids to run; default all), fix (true: the suggested output bias is
-  applied to models the later checks build, and report.fix_bias holds it), out_dir (where the
+  applied to the models of the later checks — overfit_batch, input_independent — and
+  report.fix_bias holds it; doctor.apply_bias(model, report.fix_bias) applies it to yours),
+  device (or setup.device: batches and models are moved there), out_dir (where the
   batch grid PNG goes; false: none), quiet (no printing).
 
   Command line: build/ltorch tools/doctor.lua SETUP.lua [--fix] [--quiet] [--only id,id]
@@ -30,7 +32,7 @@ local M = { setup = S, checks = C }
 
 M.order = {
   "nonfinite", "target_format", "softmax_before_loss", "init_loss", "bn_after_bias", "eval_mode",
-  "grad_flow", "zero_grad", "overfit_batch", "input_independent", "output_bias", "batch_view",
+  "grad_flow", "zero_grad", "output_bias", "overfit_batch", "input_independent", "batch_view",
   "lr_schedule", "split_leak",
 }
 
@@ -63,7 +65,18 @@ function Report:summary()
     #self.findings, self.failed, self.warned, self.skipped, self.seconds or 0)
 end
 
+local run
+
+-- The global RNG is reseeded by every check (paired runs); the caller's state is restored after.
 function M.run(setup, opts)
+  local state = torch.get_rng_state and torch.get_rng_state()
+  local ok, report = pcall(run, setup, opts)
+  if state then torch.set_rng_state(state) end
+  if not ok then error(report, 0) end
+  return report
+end
+
+run = function(setup, opts)
   opts = opts or {}
   local t0 = os.clock()
   local s = S.load(setup)
@@ -71,20 +84,43 @@ function M.run(setup, opts)
   local say = opts.quiet and function() end or function(str) io.write(str, "\n"); io.flush() end
   local ctx = { setup = s, opts = opts, seed = opts.seed or 0 }
   local want
-  if opts.checks then want = {}; for _, id in ipairs(opts.checks) do want[id] = true end end
+  if opts.checks then
+    want = {}
+    local known = {}
+    for _, id in ipairs(M.order) do known[id] = true end
+    for _, id in ipairs(opts.checks) do
+      if not known[id] then
+        error(("doctor: unknown check '%s' (known: %s)"):format(tostring(id), table.concat(M.order, ", ")), 0)
+      end
+      want[id] = true
+    end
+  end
 
+  local device = opts.device or s.device
+  if device then
+    local model_fn = s.model
+    s = setmetatable({ model = function() return model_fn():to(device) end }, { __index = s })
+    ctx.setup = s
+  end
   torch.manual_seed(ctx.seed)
   ctx.batches = S.take(s, s.train_loader, opts.batches or 8)
-  if #ctx.batches == 0 then error("doctor: train_loader yielded no batches", 2) end
+  if #ctx.batches == 0 then error("doctor: train_loader yielded no batches", 0) end
   ctx.scan_batches = S.take(s, s.train_loader, opts.scan_batches or 50)
   for i, b in ipairs(ctx.batches) do
     if not torch.is_tensor(b.x) or not torch.is_tensor(b.y) then
-      error(("doctor: batch %d is not {x, y} tensors (got %s, %s); pass setup.batch"):format(i - 1, type(b.x), type(b.y)), 2)
+      error(("doctor: batch %d is not {x, y} tensors (got %s, %s); pass setup.batch"):format(i - 1, type(b.x), type(b.y)), 0)
     end
+  end
+  if device then
+    for _, b in ipairs(ctx.batches) do b.x, b.y = b.x:to(device), b.y:to(device) end
   end
   local probe = S.new_model(s, ctx.seed)
   local ok, out0 = pcall(function() return torch.no_grad(function() return probe(ctx.batches[1].x) end) end)
-  if not ok then error("doctor: the model's forward failed on the first batch: " .. tostring(out0), 2) end
+  if not ok then error("doctor: the model's forward failed on the first batch: " .. tostring(out0), 0) end
+  if not torch.is_tensor(out0) then
+    error(("doctor: model(x) must return a tensor of outputs, got a %s (wrap the model so it returns the "
+      .. "logits/predictions the loss takes)"):format(type(out0)), 0)
+  end
   ctx.out0 = out0
   ctx.task = S.task(s, ctx.batches[1].y)
   ctx.num_classes = s.num_classes or (ctx.task == "classification" and out0:dim() >= 2 and out0:size(1)) or nil

@@ -16,7 +16,11 @@
     epochs, steps_per_epoch                                     the planned run (LR schedule check)
     train_step   = function(model, x, y, loss_fn, optimizer) -> loss, optional: your own step,
                    checked for a missing zero_grad
+    evaluate     = function(model, x) -> output, optional: your evaluation forward, checked for a
+                   missing model:eval() (it is called on a model left in train mode)
     decode       = function(x_row) -> string, optional: how to show one input (text tokens, ...)
+    class_names  = {"cat", "dog", ...}, optional: shown beside the labels (index 0 -> class_names[1])
+    device       = "cuda", optional: batches and models are moved there
   A batch is {x, y} (DataLoader's default collate) or {x = , y = }.
 ]]
 local torch = require "torch"
@@ -28,13 +32,13 @@ M.is_module = is_module
 
 function M.load(src)
   if type(src) == "table" then return src end
-  if type(src) ~= "string" then error("doctor: setup must be a table or a script path, got " .. type(src), 3) end
+  if type(src) ~= "string" then error("doctor: setup must be a table or a script path, got " .. type(src), 0) end
   local chunk, why = loadfile(src)
-  if not chunk then error("doctor: cannot load setup script: " .. why, 3) end
+  if not chunk then error("doctor: cannot load setup script: " .. why, 0) end
   local ok, t = pcall(chunk)
-  if not ok then error("doctor: setup script " .. src .. " failed: " .. tostring(t), 3) end
+  if not ok then error("doctor: setup script " .. src .. " failed: " .. tostring(t), 0) end
   if type(t) ~= "table" then
-    error(("doctor: setup script %s must return the setup table (got %s)"):format(src, type(t)), 3)
+    error(("doctor: setup script %s must return the setup table (got %s)"):format(src, type(t)), 0)
   end
   return t
 end
@@ -46,11 +50,11 @@ function M.validate(s)
   end
   if #missing > 0 then
     error("doctor: setup is missing " .. table.concat(missing, ", ")
-      .. " (see torch.doctor.setup for the protocol)", 3)
+      .. " (see torch.doctor.setup for the protocol)", 0)
   end
-  if type(s.model) ~= "function" then error("doctor: setup.model must be a function returning a Module", 3) end
+  if type(s.model) ~= "function" then error("doctor: setup.model must be a function returning a Module", 0) end
   if s.task and s.task ~= "classification" and s.task ~= "binary" and s.task ~= "regression" then
-    error("doctor: setup.task must be classification, binary or regression, got " .. tostring(s.task), 3)
+    error("doctor: setup.task must be classification, binary or regression, got " .. tostring(s.task), 0)
   end
 end
 

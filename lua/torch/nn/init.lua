@@ -18,6 +18,7 @@ local nn = {
   functional = require "torch.nn.functional",
   init = require "torch.nn.initializers",
   utils = require "torch.nn.utils",      -- clip_grad_norm_, clip_grad_value_, grad_flow
+  parallel = require "torch.nn.parallel",   -- DistributedDataParallel (torch.distributed)
 }
 
 local families = {

@@ -341,6 +341,8 @@ end
 function Module:register_forward_hook(fn) return add_hook(self._forward_hooks, fn) end
 -- fn(module, args) -> nil or replacement args (a table, or one value)
 function Module:register_forward_pre_hook(fn) return add_hook(self._forward_pre_hooks, fn) end
+-- fn(module, grad_input, grad_output) -> nil or replacement grad_input (torch.nn._backward_hook)
+function Module:register_full_backward_hook(fn) return require("torch.nn._backward_hook").register(self, fn) end
 
 ---------------------------------------------------------------- state dict
 -- Ordered names of the state: own parameters, own persistent buffers, then each child's.

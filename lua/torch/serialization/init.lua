@@ -87,12 +87,19 @@ local function save_pt(value, path)
   atomic(path, "save", function(tmp)
     check(C.lt_zip_writer_open(writer_out, tmp), "save")
     local w = ffi.gc(writer_out[0], C.lt_zip_writer_free)
-    check(C.lt_zip_writer_add(w, "data.pkl", data, #data), "save")
-    for _, e in ipairs(tensors) do
-      local t, nbytes = cpu_bytes(e.t)
-      check(C.lt_zip_writer_add(w, "data/" .. e.key, t:data_ptr(), nbytes), "save")
-    end
-    check(C.lt_zip_writer_finish(w), "save")
+    local ok, err = pcall(function()
+      check(C.lt_zip_writer_add(w, "data.pkl", data, #data), "save")
+      for _, e in ipairs(tensors) do
+        local t, nbytes = cpu_bytes(e.t)
+        check(C.lt_zip_writer_add(w, "data/" .. e.key, t:data_ptr(), nbytes), "save")
+      end
+      check(C.lt_zip_writer_finish(w), "save")
+    end)
+    -- Closed now, not at some later collection: after a failed write (disk full) the open
+    -- descriptor would keep the removed temporary file's blocks allocated until then.
+    ffi.gc(w, nil)
+    C.lt_zip_writer_free(w)
+    if not ok then error(err, 0) end
   end)
 end
 
@@ -183,9 +190,15 @@ local function save_safetensors(value, path)
   local header = safetensors.build_header(entries, metadata)
   atomic(path, "save", function(tmp)
     local f = assert(io.open(tmp, "wb"))
-    f:write(header)
+    -- Every write is checked: a short write (disk full) fails here, while a later close can
+    -- still succeed and would leave a truncated file to be renamed over the good one.
+    local function write(s)
+      local ok, err = f:write(s)
+      if not ok then f:close(); error(("write failed: %s"):format(tostring(err)), 0) end
+    end
+    write(header)
     for i, t in ipairs(parts) do
-      if entries[i].nbytes > 0 then f:write(ffi.string(t:data_ptr(), entries[i].nbytes)) end
+      if entries[i].nbytes > 0 then write(ffi.string(t:data_ptr(), entries[i].nbytes)) end
     end
     assert(f:close())
     check(C.lt_file_sync(tmp), "save")

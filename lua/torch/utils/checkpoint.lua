@@ -20,6 +20,7 @@
 local ffi = require "ffi"
 local _C = require "torch._C"
 local af = require "torch.autograd_function"
+local memory = require "torch._memory"
 
 local Ref = _C.Ref
 local istype = ffi.istype
@@ -27,17 +28,32 @@ local istype = ffi.istype
 local M = {}
 
 local Checkpoint = af.Function("CheckpointFunctionBackward")
+Checkpoint._release_grads = true  -- backward keeps no reference to its grads: free them at once
 
-function Checkpoint.forward(ctx, fn, preserve, ...)
+-- `anchor` is an empty tensor requiring grad, so the segment joins the graph even when none of its
+-- tensor arguments requires grad (only the weights inside fn do: the first block of a network).
+function Checkpoint.forward(ctx, fn, preserve, _anchor, ...)
   local torch = require "torch"
-  ctx.fn, ctx.preserve = fn, preserve
+  ctx.fn, ctx.preserve, ctx.requires = fn, preserve, {}
   if preserve then ctx.rng = torch.get_rng_state() end
   ctx.n_args = select("#", ...)
-  ctx.args = { ... }   -- the inputs only: fn's activations are not kept
-  return fn(...)
+  -- The inputs only (fn's activations are not kept), as handles of our own so that backward can
+  -- release them at once instead of waiting for the Lua collector.
+  local args = { ... }
+  for i = 1, ctx.n_args do
+    if istype(Ref, args[i]) then
+      local d = args[i]:detach()
+      ctx.requires[i] = args[i].requires_grad
+      args[i] = d
+    end
+  end
+  ctx.args = args
+  -- the scope frees fn's temporaries now rather than at the next collection
+  local n, rest = select("#", ...), { ... }
+  return memory.scope(function() return fn(unpack(rest, 1, n)) end)
 end
 
-function Checkpoint.backward(ctx, ...)
+local function recompute_backward(ctx, ...)
   local torch = require "torch"
   local grads_out = { ... }
   local args = ctx.args
@@ -48,7 +64,7 @@ function Checkpoint.backward(ctx, ...)
     local a = args[i]
     if istype(Ref, a) then
       local d = a:detach()
-      if a.requires_grad then d:requires_grad_(true); want[#want + 1] = i end
+      if ctx.requires[i] then d:requires_grad_(true); want[#want + 1] = i end
       detached[i] = d
     else
       detached[i] = a
@@ -77,10 +93,19 @@ function Checkpoint.backward(ctx, ...)
   end
   if #ts > 0 then af.backward(ts, gs, false, torch.is_grad_enabled(), "checkpoint backward") end
   local result = {}
-  -- backward returns one value per forward argument: fn, preserve, then fn's arguments
-  result[1], result[2] = nil, nil
-  for _, i in ipairs(want) do result[i + 2] = detached[i].grad end
-  return unpack(result, 1, ctx.n_args + 2)
+  -- backward returns one value per forward argument: fn, preserve, anchor, then fn's arguments
+  for _, i in ipairs(want) do result[i + 3] = detached[i].grad end
+  return result
+end
+
+function Checkpoint.backward(ctx, ...)
+  -- the scope frees the recomputed activations as soon as this segment is done
+  local result = memory.scope(recompute_backward, ctx, ...)
+  for i = 1, ctx.n_args do
+    if istype(Ref, ctx.args[i]) then memory.free(ctx.args[i]) end
+  end
+  ctx.args, ctx.rng = nil, nil
+  return unpack(result, 1, ctx.n_args + 3)
 end
 
 --[[ checkpoint(fn, ...[, {preserve_rng_state=true}]) — returns fn(...)'s results. ]]
@@ -97,7 +122,10 @@ function M.checkpoint(fn, ...)
     preserve = last.preserve_rng_state ~= false
     n = n - 1
   end
-  return Checkpoint.apply(fn, preserve, unpack(args, 1, n))
+  local torch = require "torch"
+  local anchor = nil
+  if torch.is_grad_enabled() then anchor = torch.empty(0, { requires_grad = true }) end
+  return Checkpoint.apply(fn, preserve, anchor, unpack(args, 1, n))
 end
 
 return setmetatable(M, { __call = function(_, ...) return M.checkpoint(...) end })

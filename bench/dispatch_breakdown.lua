@@ -1,0 +1,64 @@
+--[[
+  bench/dispatch_breakdown.lua — where the time of one small-tensor op goes in ltorch: the same
+  10-element add through successively more of the Lua layer, best of 5 runs of 100,000 each,
+  µs per op (process CPU time). Used to find what to optimise (docs/PERFORMANCE.md).
+
+  Run: build/ltorch bench/dispatch_breakdown.lua
+    raw+free        C.lt_binary + lt_tensor_free at once: the libtorch op + bindings, no Lua object
+    ref(luafin)     + a finalizable cdata per result whose __gc is a Lua function (the old __gc)
+    ref(cfin)       + the same with __gc = lt_tensor_free itself (the current __gc)
+    raw+wrap        + memory.wrap (Ref, live-byte accounting, pressure-driven GC steps)
+    a:add(b), a+b   the public paths (argument checks, metamethod)
+    a+b free        a + b with r:free() at once (the result is still a finalizable cdata)
+    big[3], matmul, mul   the other dispatch workloads through the public paths
+]]
+local torch = require "torch"
+local ffi = require "ffi"
+local _C = require "torch._C"
+local C = _C.C
+local memory = require "torch._memory"
+pcall(ffi.cdef, "typedef struct { long tv_sec; long tv_nsec; } bench_timespec; int clock_gettime(int, bench_timespec *);")
+pcall(ffi.cdef, "typedef struct bench_ref_lf { lt_tensor *h; } bench_ref_lf; typedef struct bench_ref_cf { lt_tensor *h; } bench_ref_cf;")
+local ts = ffi.new("bench_timespec")
+local function now() ffi.C.clock_gettime(2, ts) return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9 end
+
+local RefLuaFin = ffi.metatype("bench_ref_lf", { __gc = function(t)
+  local h = t.h
+  if h ~= nil then t.h = nil; C.lt_tensor_free(h) end
+end })
+local RefCFin = ffi.metatype("bench_ref_cf", { __gc = ffi.cast("void (*)(bench_ref_cf)", C.lt_tensor_free) })
+
+local a, b = torch.randn(10), torch.randn(10)
+local n = 100000
+local out = _C.TensorOut()
+local function t(name, fn)
+  fn()
+  local best = 1e9
+  for _ = 1, 5 do
+    local t0 = now(); fn(); best = math.min(best, now() - t0)
+  end
+  print(("%-14s %.3f us/op"):format(name, best / n * 1e6))
+end
+-- the same pressure stepping as torch._memory's wrap, for the two bare ref types
+local function stepper()
+  local k = 0
+  return function()
+    k = k + 1
+    if k >= 1024 then collectgarbage("step", k * 512 / 1024); k = 0 end
+  end
+end
+
+t("raw+free", function() for _ = 1, n do C.lt_binary(out, 0, a.h, b.h, 1); C.lt_tensor_free(out[0]) end end)
+local s1 = stepper()
+t("ref(luafin)", function() for _ = 1, n do C.lt_binary(out, 0, a.h, b.h, 1); local r = RefLuaFin(out[0]); s1() end end)
+local s2 = stepper()
+t("ref(cfin)", function() for _ = 1, n do C.lt_binary(out, 0, a.h, b.h, 1); local r = RefCFin(out[0]); s2() end end)
+t("raw+wrap", function() for _ = 1, n do C.lt_binary(out, 0, a.h, b.h, 1); local r = memory.wrap(out[0]) end end)
+t("a:add(b)", function() for _ = 1, n do local r = a:add(b) end end)
+t("a+b", function() for _ = 1, n do local r = a + b end end)
+t("a+b free", function() for _ = 1, n do local r = a + b; r:free() end end)
+local big = torch.randn(16, 8)
+t("big[3]", function() for _ = 1, n do local r = big[3] end end)
+local m = torch.randn(8, 8)
+t("matmul", function() for _ = 1, n do local r = m:matmul(m) end end)
+t("mul", function() for _ = 1, n do local r = a * b end end)

@@ -1,0 +1,276 @@
+--[[
+  bench/run.lua — runs every benchmark workload three ways side by side (ltorch, PyTorch through
+  /usr/bin/python3, plain C++ against libtorch), several repetitions interleaved, and writes a
+  Markdown table of medians, the ratios ltorch/PyTorch and ltorch/C++ (as time ratios: below 1
+  means ltorch is faster), peak RSS, and whether each target is met.
+
+  Run:  build/ltorch bench/run.lua [--reps N] [--scale S] [--only a,b] [--out FILE]
+        (or: bash bench/run.sh ...)
+    --reps   repetitions per workload and implementation (default 5; memory runs once)
+    --scale  1 = full size; smaller shrinks counts and sizes (the smoke spec uses 0.01)
+    --only   comma-separated subset of: dispatch,startup,mlp,memory,cnn,transformer
+    --out    where the Markdown goes (default build/bench_results.md); also printed to stdout
+  The C++ program (bench/workloads.cpp) is compiled to build/bench_workloads_cpp when missing or
+  older than its source (needs g++ and libtorch's headers; without them, or with the environment
+  variable BENCH_NO_CPP_BUILD set, the C++ column is n/a).
+  The workloads themselves are described in bench/workloads.lua.
+]]
+local ffi = require "ffi"
+
+local opts = { reps = 5, scale = 1, only = nil, out = "build/bench_results.md" }
+do
+  local i = 1
+  while i <= #arg do
+    local k, v = arg[i], arg[i + 1]
+    if k == "--reps" then opts.reps = assert(tonumber(v), "--reps N")
+    elseif k == "--scale" then opts.scale = assert(tonumber(v), "--scale S")
+    elseif k == "--only" then opts.only = {} for m in v:gmatch("[^,]+") do opts.only[m] = true end
+    elseif k == "--out" then opts.out = v
+    else error("unknown option " .. tostring(k)) end
+    i = i + 2
+  end
+end
+
+local root = (arg[0]:match("^(.*)/bench/run%.lua$")) or "."
+local LTORCH = os.getenv("LTORCH_BIN") or (root .. "/build/ltorch")
+local PYTHON = os.getenv("BENCH_PYTHON") or "/usr/bin/python3"
+local CPP = root .. "/build/bench_workloads_cpp"
+local CPP_SRC = root .. "/bench/workloads.cpp"
+
+pcall(ffi.cdef, "typedef struct { long tv_sec; long tv_nsec; } bench_timespec; int clock_gettime(int, bench_timespec *);")
+local ts = ffi.new("bench_timespec")
+local function now()
+  ffi.C.clock_gettime(1, ts)
+  return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
+end
+
+-- Runs a shell command; returns its output (stdout and stderr) and whether it exited with 0.
+local function sh(cmd)
+  local p = io.popen("{ " .. cmd .. " ; } 2>&1; echo \"BENCH_EXIT=$?\"")
+  local out = p:read("*a")
+  p:close()
+  local code = tonumber(out:match("BENCH_EXIT=(%d+)%s*$"))
+  return (out:gsub("BENCH_EXIT=%d+%s*$", "")), code == 0
+end
+local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+local function mtime(path)
+  local out = sh("stat -c %Y " .. q(path))
+  return tonumber(out)
+end
+
+-- C++ build -----------------------------------------------------------------------------------
+local cpp_ok = false
+do
+  local bin, src = mtime(CPP), mtime(CPP_SRC)
+  if bin and src and bin >= src then
+    cpp_ok = true
+  elseif os.getenv("BENCH_NO_CPP_BUILD") then
+    io.stderr:write("bench: ", CPP, " missing or stale and BENCH_NO_CPP_BUILD is set: C++ column is n/a\n")
+  else
+    io.stderr:write("bench: compiling ", CPP_SRC, " (about a minute)\n")
+    local out, ok = sh(("g++ -O2 -std=c++17 %s -o %s -I/usr/include/torch/csrc/api/include -ltorch -ltorch_cpu -lc10")
+      :format(q(CPP_SRC), q(CPP)))
+    cpp_ok = ok and mtime(CPP) ~= nil
+    if not cpp_ok then io.stderr:write("bench: C++ build failed, C++ column is n/a\n", out:sub(1, 2000), "\n") end
+  end
+end
+
+local impls = {
+  { name = "ltorch", cmd = function(mode) return ("%s %s/bench/workloads.lua %s %s"):format(q(LTORCH), q(root), mode, opts.scale) end },
+  { name = "PyTorch", cmd = function(mode) return ("%s %s/bench/workloads.py %s %s"):format(q(PYTHON), q(root), mode, opts.scale) end },
+  { name = "C++", cmd = function(mode) return cpp_ok and ("%s %s %s"):format(q(CPP), mode, opts.scale) or nil end },
+}
+
+-- Runs one workload process; returns {metric = value} from its RESULT lines.
+local function run_one(cmd)
+  local out, ok = sh(cmd)
+  local r = {}
+  for name, v in out:gmatch("RESULT (%S+) (%S+)") do r[name] = tonumber(v) end
+  if not ok or next(r) == nil then
+    io.stderr:write("bench: FAILED: ", cmd, "\n", out:sub(-3000), "\n")
+    return nil
+  end
+  return r
+end
+
+local function median(xs)
+  if #xs == 0 then return nil end
+  table.sort(xs)
+  local n = #xs
+  if n % 2 == 1 then return xs[(n + 1) / 2] end
+  return (xs[n / 2] + xs[n / 2 + 1]) / 2
+end
+
+-- results[impl][metric] = list of values
+local results = { ltorch = {}, PyTorch = {}, ["C++"] = {} }
+local commands = {}
+local function record(impl, r)
+  if not r then return end
+  for k, v in pairs(r) do
+    results[impl][k] = results[impl][k] or {}
+    table.insert(results[impl][k], v)
+  end
+end
+
+local function wanted(m) return not opts.only or opts.only[m] end
+
+-- Start-up: wall time of a process that loads the library and exits.
+local startup_cmds = {
+  ltorch = ("%s -e 'require\"torch\"'"):format(q(LTORCH)),
+  PyTorch = ("%s -c 'import torch'"):format(q(PYTHON)),
+  ["C++"] = cpp_ok and (q(CPP) .. " startup") or nil,
+}
+
+local have_gnu_time = select(2, sh("/usr/bin/time -f %e true"))
+local modes = { "dispatch", "startup", "mlp", "cnn", "transformer", "memory" }
+for _, mode in ipairs(modes) do
+  if wanted(mode) then
+    io.stderr:write(("bench: %s "):format(mode))
+    local reps = mode == "memory" and 1 or opts.reps
+    for _ = 1, reps do
+      for _, impl in ipairs(impls) do
+        if mode == "startup" then
+          local cmd = startup_cmds[impl.name]
+          if cmd then
+            commands[impl.name .. " startup"] = cmd
+            -- Wall time from here; CPU time (user + sys) of the child from GNU time when present
+            -- (on a shared machine the wall time mostly measures the queue for a core).
+            local timed = have_gnu_time and ("/usr/bin/time -f 'BENCH_TIME %U %S' " .. cmd) or cmd
+            local t0 = now()
+            local o, ok = sh(timed)
+            local dt = now() - t0
+            if ok then
+              local u, sy = o:match("BENCH_TIME (%S+) (%S+)")
+              record(impl.name, { startup_ms = dt * 1e3, startup_cpu_ms = u and (tonumber(u) + tonumber(sy)) * 1e3 or nil })
+            end
+          end
+        else
+          local cmd = impl.cmd(mode)
+          if cmd then
+            commands[impl.name .. " " .. mode] = cmd
+            local r = run_one(cmd)
+            if r then r["peak_rss_kb@" .. mode], r.peak_rss_kb = r.peak_rss_kb, nil end
+            record(impl.name, r)
+          end
+        end
+        io.stderr:write(".")
+      end
+    end
+    io.stderr:write("\n")
+  end
+end
+
+-- Table -----------------------------------------------------------------------------------------
+-- kind "time": lower is better (ratio = ltorch / other); "rate": higher is better (ratio = other /
+-- ltorch, i.e. still a time ratio); "kB": memory.
+local rows = {
+  { "dispatch", "add_us", "add, 10 elements (µs/op)", "time", "dispatch" },
+  { "dispatch", "mul_us", "mul, 10 elements (µs/op)", "time", "dispatch" },
+  { "dispatch", "matmul8_us", "matmul 8×8 (µs/op)", "time", "dispatch" },
+  { "dispatch", "index_us", "x[3] on 16×8 (µs/op)", "time", "dispatch" },
+  { "startup", "startup_ms", "start-up: load library, exit: wall (ms)", "time", "startup" },
+  { "startup", "startup_cpu_ms", "start-up: load library, exit: CPU user+sys (ms)", "time", "startup" },
+  { "mlp", "mlp_steps_per_s", "MLP 784-256-10 AdamW b64 (steps/s)", "rate", "dispatch" },
+  { "cnn", "cnn_steps_per_s", "small CNN AdamW b128 (steps/s)", "rate", "compute" },
+  { "transformer", "transformer_tokens_per_s", "transformer enc. 2×d256 seq128 b8 (tokens/s)", "rate", "compute" },
+  { "memory", "mem_rss_after_warmup_kb", "MLP ×N: RSS after warm-up (MiB)", "kB", "none" },
+  { "memory", "mem_rss_end_kb", "MLP ×N: RSS at end (MiB)", "kB", "none" },
+  { "memory", "mem_growth_mean_kb", "MLP ×N: RSS growth after warm-up, mean of 2nd half − mean of 1st (MiB)", "kB", "growth" },
+  { "memory", "mem_growth_kb", "MLP ×N: RSS growth after warm-up, max of 2nd half − max of 1st (MiB)", "kB", "growth" },
+  { "memory", "peak_rss_kb@memory", "MLP ×N: peak RSS (MiB)", "kB", "peak" },
+}
+
+local function med(impl, key) return median(results[impl][key] or {}) end
+local function fmt(v, kind)
+  if v == nil then return "n/a" end
+  if kind == "kB" then return ("%.1f"):format(v / 1024) end
+  if math.abs(v) >= 100 then return ("%.0f"):format(v) end
+  if math.abs(v) >= 10 then return ("%.1f"):format(v) end
+  return ("%.3g"):format(v)
+end
+local function ratio(l, o, kind)
+  if not l or not o or o == 0 or l == 0 then return nil end
+  if kind == "rate" then return o / l end
+  return l / o
+end
+local function fr(r) return r and ("%.2f"):format(r) or "n/a" end
+
+local function verdict(target, l, p, c, rp, rc)
+  if target == "dispatch" then
+    if not rp or not rc then return "n/a" end
+    local ok = rc <= 1.10 and rp <= 1 / 1.3
+    return (ok and "met" or "NOT met") .. " (≤1.10× C++, ≤0.77× PyTorch)"
+  elseif target == "compute" then
+    if not rp then return "n/a" end
+    local ok = rp <= 1.03 and (not rc or rc <= 1.03)
+    return (ok and "met" or "NOT met") .. " (within 3 %)"
+  elseif target == "startup" then
+    if not rp then return "n/a" end
+    return (rp <= 0.5 and "met" or "NOT met") .. " (≤0.5× PyTorch)"
+  elseif target == "growth" then
+    if not l then return "n/a" end
+    return (l <= 2048 and "met" or "NOT met") .. " (≤2 MiB growth)"
+  elseif target == "peak" then
+    if not l or not p then return "n/a" end
+    return (l <= p and "met" or "NOT met") .. " (≤ PyTorch)"
+  end
+  return ""
+end
+
+local function machine()
+  local cpu = sh("grep -m1 'model name' /proc/cpuinfo"):match(":%s*(.-)%s*$") or "?"
+  local ncpu = sh("nproc"):match("%d+") or "?"
+  local mem = sh("grep MemTotal /proc/meminfo"):match("(%d+)")
+  local kernel = sh("uname -r"):gsub("%s+$", "")
+  local ver = sh(q(PYTHON) .. " -c 'import torch; print(torch.__version__)'"):gsub("%s+$", "")
+  local date = os.date("!%Y-%m-%d %H:%M UTC")
+  return ("%s; %s CPUs (nproc); %.0f GiB RAM; Linux %s; libtorch/PyTorch %s (Debian); %s")
+    :format(cpu, ncpu, (tonumber(mem) or 0) / 1048576, kernel, ver, date)
+end
+
+local lines = {}
+local function add(s) lines[#lines + 1] = s end
+add(("Machine: %s.  "):format(machine()))
+add(("Command: `build/ltorch bench/run.lua --reps %d --scale %s%s` — medians of %d runs each (memory: 1 run), runs interleaved."):format(
+  opts.reps, tostring(opts.scale), opts.only and (" --only " .. table.concat((function() local t = {} for k in pairs(opts.only) do t[#t + 1] = k end table.sort(t) return t end)(), ",")) or "",
+  opts.reps))
+add("")
+add("| workload | ltorch | PyTorch | C++ | ltorch/PyTorch (time) | ltorch/C++ (time) | peak RSS MiB ltorch / PyTorch / C++ | target |")
+add("|---|---:|---:|---:|---:|---:|---|---|")
+for _, row in ipairs(rows) do
+  local mode, key, label, kind, target = row[1], row[2], row[3], row[4], row[5]
+  if wanted(mode) then
+    local l, p, c = med("ltorch", key), med("PyTorch", key), med("C++", key)
+    local rp, rc = ratio(l, p, kind), ratio(l, c, kind)
+    if kind == "kB" then rp, rc = nil, nil end
+    local rk = "peak_rss_kb@" .. mode
+    local rss = ""
+    if kind ~= "kB" and mode ~= "startup" then
+      rss = ("%s / %s / %s"):format(fmt(med("ltorch", rk), "kB"), fmt(med("PyTorch", rk), "kB"), fmt(med("C++", rk), "kB"))
+    end
+    add(("| %s | %s | %s | %s | %s | %s | %s | %s |"):format(label, fmt(l, kind), fmt(p, kind), fmt(c, kind),
+      fr(rp), fr(rc), rss, verdict(target, l, p, c, rp, rc)))
+  end
+end
+add("")
+add("Per-run commands (each prints `RESULT name value unit` lines):")
+add("")
+local keys = {}
+for k in pairs(commands) do keys[#keys + 1] = k end
+table.sort(keys)
+for _, k in ipairs(keys) do add(("- %s: `%s`"):format(k, commands[k])) end
+
+local md = table.concat(lines, "\n") .. "\n"
+io.write(md)
+local f = io.open(opts.out, "w")
+if f then f:write(md); f:close(); io.stderr:write("bench: table written to ", opts.out, "\n") end
+
+-- Raw values, machine-readable (for the smoke spec).
+local raw = io.open(opts.out .. ".raw", "w")
+if raw then
+  for impl, t in pairs(results) do
+    for k, vs in pairs(t) do raw:write(("%s %s %s\n"):format(impl, k, tostring(median({ unpack(vs) })))) end
+  end
+  raw:close()
+end

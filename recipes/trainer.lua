@@ -1,0 +1,160 @@
+--[[
+  recipes/trainer.lua — the canonical training loop and evaluation pass, shared by the recipes.
+
+  What:
+    trainer.evaluate(model, loader, loss_fn, task, device [, amp])
+        -> {loss, accuracy (classification), outputs (N, K) or (N), targets (N)}
+        model:eval() + torch.inference_mode; loss averaged by sample count.
+    trainer.fit(parts, {log = fn, out = dir})   -- parts from classifier_lib.build
+        per epoch: model:train(); for each batch: zero_grad -> forward (autocast when amp) ->
+        loss -> backward -> clip_grad_norm_ -> step; then evaluate on val; one JSON line in
+        <out>/metrics.jsonl; checkpoint through torch.checkpoint.Manager (<out>/checkpoints:
+        the last one and the best by val_loss). With config.resume the latest checkpoint in
+        <out> is loaded first (model, optimizer, scheduler, RNG) and training continues after
+        its epoch.
+    trainer.progress(total, label [, unit]) -> bar(done, samples, extra): a progress line with throughput and ETA: rewritten in place
+        on a terminal, printed every ~25 % otherwise (logs stay readable).
+]]
+local torch = require "torch"
+local ffi = require "ffi"
+local json = require "torch.serialization.json"
+
+local M = {}
+
+pcall(ffi.cdef, "int isatty(int fd);")
+local IS_TTY = pcall(function() return ffi.C.isatty(1) == 1 end) and ffi.C.isatty(1) == 1
+
+local function fmt_time(s)
+  if s >= 3600 then return ("%dh%02dm"):format(math.floor(s / 3600), math.floor(s % 3600 / 60)) end
+  return ("%d:%02d"):format(math.floor(s / 60), math.floor(s % 60))
+end
+
+function M.progress(total, label, unit)
+  unit = unit or "samples"
+  local next_mark, wall0 = 0.25, M.wall()
+  return function(done, samples, extra)
+    local el = M.wall() - wall0
+    local rate = samples / math.max(el, 1e-9)
+    local eta = done > 0 and el / done * (total - done) or 0
+    local line = ("%s %d/%d batches  %.0f %s/s  elapsed %s  eta %s  %s"):format(label, done, total, rate, unit,
+      fmt_time(el), fmt_time(eta), extra or "")
+    if IS_TTY then
+      io.stdout:write("\r\27[K" .. line)
+      if done == total then io.stdout:write("\n") end
+      io.stdout:flush()
+    elseif done / total >= next_mark or done == total then
+      while done / total >= next_mark do next_mark = next_mark + 0.25 end
+      print(line)
+    end
+  end
+end
+
+-- Wall-clock seconds (os.clock counts CPU time of all threads; libtorch uses several).
+pcall(ffi.cdef, "typedef struct { long tv_sec; long tv_nsec; } recipes_timespec; int clock_gettime(int, recipes_timespec *);")
+local ts = ffi.new("recipes_timespec")
+function M.wall()
+  ffi.C.clock_gettime(1, ts)
+  return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
+end
+
+local function forward(model, x, amp, device)
+  if amp then
+    return torch.autocast(device:match("^cuda") and "cuda" or "cpu", function() return model(x) end)
+  end
+  return model(x)
+end
+
+function M.evaluate(model, loader, loss_fn, task, device, amp)
+  model:eval()
+  return torch.inference_mode(function()
+    local total, n, correct = 0, 0, 0
+    local outs, targets = {}, {}
+    for batch in loader:iter() do
+      local x, y = batch[1]:to(device), batch[2]:to(device)
+      local out = forward(model, x, amp, device):float()
+      local b = y:size(0)
+      total = total + loss_fn(out, y):item() * b
+      n = n + b
+      if task == "multiclass" then
+        correct = correct + out:argmax(1):eq(y):sum():item()
+      elseif task == "binary" then
+        correct = correct + out:view(-1):gt(0):long():eq(y:long()):sum():item()
+      end
+      outs[#outs + 1], targets[#targets + 1] = out:cpu(), y:cpu()
+    end
+    return { loss = total / math.max(n, 1), accuracy = task ~= "regression" and correct / math.max(n, 1) or nil,
+      outputs = torch.cat(outs, { dim = 0 }), targets = torch.cat(targets, { dim = 0 }), n = n }
+  end)
+end
+
+local function append_line(path, t)
+  local f = assert(io.open(path, "ab"))
+  f:write(json.encode(t), "\n")
+  f:close()
+end
+
+local function train_epoch(parts, epoch, log)
+  local model, opt, cfg, device = parts.model, parts.optimizer, parts.config, parts.device
+  local loader = parts.train_loader
+  local nb = loader:len()
+  local bar = M.progress(nb, ("epoch %d/%d"):format(epoch, cfg.epochs))
+  model:train()
+  local total, n, correct, done = 0, 0, 0, 0
+  for batch in loader:iter() do
+    local x, y = batch[1]:to(device), batch[2]:to(device)
+    opt:zero_grad()
+    local out = forward(model, x, cfg.amp, device):float()
+    local loss = parts.loss_fn(out, y)
+    loss:backward()
+    if cfg.clip_grad_norm > 0 then torch.nn.utils.clip_grad_norm_(model:parameters(), cfg.clip_grad_norm) end
+    opt:step()
+    local b = y:size(0)
+    total, n, done = total + loss:item() * b, n + b, done + 1
+    if parts.meta.task == "multiclass" then
+      correct = correct + torch.no_grad(function() return out:argmax(1):eq(y):sum():item() end)
+    elseif parts.meta.task == "binary" then
+      correct = correct + torch.no_grad(function() return out:view(-1):gt(0):long():eq(y:long()):sum():item() end)
+    end
+    if done % cfg.log_every == 0 or done == nb then bar(done, n, ("loss %.4f"):format(total / n)) end
+  end
+  return total / n, parts.meta.task ~= "regression" and correct / n or nil
+end
+
+function M.fit(parts, opts)
+  opts = opts or {}
+  local log = opts.log or print
+  local cfg, model = parts.config, parts.model
+  local out = cfg.out
+  os.execute("mkdir -p '" .. out:gsub("'", "'\\''") .. "'")
+  local mgr = torch.checkpoint.Manager(out .. "/checkpoints", { keep_last = 1, best_metric = "val_loss", mode = "min" })
+  local sched
+  if cfg.schedule == "cosine" then sched = torch.optim.lr_scheduler.CosineAnnealingLR(parts.optimizer, { T_max = cfg.epochs }) end
+  local first = 1
+  local metrics_path = out .. "/metrics.jsonl"
+  if cfg.resume then
+    local st = mgr:load_latest({ model = model, optimizer = parts.optimizer, scheduler = sched, map_location = parts.device })
+    if not st then require("recipes.config").usage_error("--resume: no checkpoint in %s/checkpoints", out) end
+    first = st.epoch + 1
+    log(("resumed from %s (epoch %d)"):format(mgr:latest(), st.epoch))
+  else
+    os.remove(metrics_path)
+  end
+  local history = {}
+  for epoch = first, cfg.epochs do
+    local t0 = M.wall()
+    local train_loss, train_acc = train_epoch(parts, epoch, log)
+    local v = M.evaluate(model, parts.val_loader, parts.loss_fn, parts.meta.task, parts.device, cfg.amp)
+    if sched then sched:step() end
+    local rec = { epoch = epoch, train_loss = train_loss, train_accuracy = train_acc, val_loss = v.loss,
+      val_accuracy = v.accuracy, lr = parts.optimizer.param_groups[1].lr, seconds = M.wall() - t0 }
+    append_line(metrics_path, rec)
+    history[#history + 1] = rec
+    local acc = train_acc and ("  train acc %.2f %%  val acc %.2f %%"):format(100 * train_acc, 100 * v.accuracy) or ""
+    log(("epoch %d  train loss %.4f  val loss %.4f%s  (%.1f s)"):format(epoch, train_loss, v.loss, acc, rec.seconds))
+    mgr:save(epoch, { model = model, optimizer = parts.optimizer, scheduler = sched, epoch = epoch,
+      config = cfg }, { val_loss = v.loss })
+  end
+  return history, mgr
+end
+
+return M

@@ -1,0 +1,95 @@
+--[[
+  train.lua — train the model on the data, keep the best and the last checkpoint, then report
+  the test accuracy. Settings come from config.lua; flags override them:
+      ltorch train.lua                       # the full run
+      ltorch train.lua --epochs 1 --limit-train 2000
+  Writes <out>/metrics.jsonl (one line per epoch) and <out>/checkpoints/ (torch.checkpoint).
+  The loop: model:train(); zero_grad -> forward -> loss -> backward -> clip -> step; validation
+  under model:eval() + torch.inference_mode; losses averaged by sample count.
+]]
+local torch = require "torch"
+local json = require "torch.serialization.json"
+local model_mod = require "model"
+local data = require "data"
+
+local function fail(msg)
+  io.stderr:write("train.lua: " .. msg .. "\nusage: ltorch train.lua [--KEY VALUE ...]  (keys: see config.lua)\n")
+  os.exit(2)
+end
+
+-- config.lua overridden by --key value flags (dashes become underscores), types checked.
+local function parse(argv)
+  local config = dofile("config.lua")
+  local i = 1
+  while i <= #argv do
+    local key = argv[i]:match("^%-%-([%w%-_]+)$")
+    if not key then fail("unexpected argument '" .. argv[i] .. "'") end
+    key = key:gsub("%-", "_")
+    local v = argv[i + 1]
+    if config[key] == nil then fail("unknown flag --" .. key) end
+    if v == nil then fail("flag --" .. key .. " needs a value") end
+    if type(config[key]) == "number" then
+      v = tonumber(v) or fail(("flag --%s expects a number, got '%s'"):format(key, argv[i + 1]))
+    end
+    config[key], i = v, i + 2
+  end
+  return config
+end
+
+local function run_epoch(model, loader, criterion, device, opt, clip)
+  local training = opt ~= nil
+  model:train(training)
+  local total, correct, n = 0, 0, 0
+  local function step(batch)
+    local x, y = batch[1]:to(device), batch[2]:to(device)
+    if training then opt:zero_grad() end
+    local logits = model(x)
+    local loss = criterion(logits, y)
+    if training then
+      loss:backward()
+      torch.nn.utils.clip_grad_norm_(model:parameters(), clip)
+      opt:step()
+    end
+    local b = y:size(0)
+    total, n = total + loss:item() * b, n + b
+    correct = correct + logits:detach():argmax(1):eq(y):sum():item()
+  end
+  for batch in loader:iter() do
+    if training then step(batch) else torch.inference_mode(function() step(batch) end) end
+  end
+  return total / n, correct / n
+end
+
+local function main()
+  io.stdout:setvbuf("line")
+  local config = parse(arg or {})
+  local device = config.device == "auto" and (torch.cuda.is_available() and "cuda" or "cpu") or config.device
+  torch.manual_seed(config.seed)
+  local train, val, test, stats = data.loaders(config)
+  config.stats = stats
+  local model = model_mod.new(config):to(device)
+  local criterion = torch.nn.CrossEntropyLoss()
+  local opt = torch.optim.AdamW(model:parameters(), { lr = config.lr, weight_decay = config.weight_decay })
+  local mgr = torch.checkpoint.Manager(config.out .. "/checkpoints", { keep_last = 1, best_metric = "val_loss", mode = "min" })
+  local init_loss = run_epoch(model, val, criterion, device)
+  print(("loss at init %.4f (uniform guess ln(10) = %.4f)"):format(init_loss, math.log(10)))
+  local log = assert(io.open(config.out .. "/metrics.jsonl", "wb"))
+  for epoch = 1, config.epochs do
+    local t0 = os.time()
+    local train_loss, train_acc = run_epoch(model, train, criterion, device, opt, config.clip_grad_norm)
+    local val_loss, val_acc = run_epoch(model, val, criterion, device)
+    log:write(json.encode({ epoch = epoch, train_loss = train_loss, train_accuracy = train_acc,
+      val_loss = val_loss, val_accuracy = val_acc }), "\n")
+    log:flush()
+    print(("epoch %d  train loss %.4f  val loss %.4f  train acc %.2f %%  val acc %.2f %%  (%d s)"):format(
+      epoch, train_loss, val_loss, 100 * train_acc, 100 * val_acc, os.time() - t0))
+    mgr:save(epoch, { model = model, optimizer = opt, epoch = epoch, config = config }, { val_loss = val_loss })
+  end
+  log:close()
+  torch.checkpoint.load_training_state(mgr:best(), { model = model, restore_rng = false })
+  local test_loss, test_acc = run_epoch(model, test, criterion, device)
+  print(("test loss %.4f  test accuracy %.2f %% (chance 10.00 %%)  best checkpoint %s"):format(
+    test_loss, 100 * test_acc, mgr:best()))
+end
+
+main()
