@@ -217,16 +217,53 @@ static int run_options(lua_State *L, const struct cli *c)
     return 1;
 }
 
+/* Subcommands: `ltorch doctor ...`, `ltorch new ...`, `ltorch run ...`, `ltorch tool ...`,
+ * `ltorch inspect ...`. When the script names no existing file but is a bare word with a
+ * <lua_dir>/torch/cli/<word>.lua, that file runs instead (a file of the same name wins).
+ * Pushes the path (or nil) and returns it. */
+static const char *subcommand_path(lua_State *L, const char *fname)
+{
+    size_t i;
+    const char *dir = NULL;
+    if (access(fname, F_OK) == 0 || fname[0] == '\0' || strlen(fname) > 32)
+        return lua_pushnil(L), NULL;
+    for (i = 0; fname[i] != '\0'; i++)
+        if (!((fname[i] >= 'a' && fname[i] <= 'z') || fname[i] == '-'))
+            return lua_pushnil(L), NULL;
+    lua_getglobal(L, "_LTORCH");
+    if (lua_istable(L, -1)) {
+        lua_getfield(L, -1, "lua_dir");
+        dir = lua_tostring(L, -1);
+        lua_remove(L, -2);
+    }
+    if (dir == NULL) {
+        lua_pop(L, 1);
+        return lua_pushnil(L), NULL;
+    }
+    lua_pushfstring(L, "%s/torch/cli/%s.lua", dir, fname);
+    lua_remove(L, -2);
+    if (access(lua_tostring(L, -1), R_OK) != 0) {
+        lua_pop(L, 1);
+        return lua_pushnil(L), NULL;
+    }
+    return lua_tostring(L, -1);
+}
+
 /* The script with its arguments as `...`; "-" (unless after "--") is stdin. With -i or
  * --debug an error opens the post-mortem debugger before the stack unwinds. */
 static int run_script(lua_State *L, const struct cli *c)
 {
     const char *fname = c->argv[c->script];
+    const char *sub;
     int status;
     int i;
     if (strcmp(fname, "-") == 0 && strcmp(c->argv[c->script - 1], "--") != 0)
         fname = NULL;
+    sub = fname != NULL ? subcommand_path(L, fname) : (lua_pushnil(L), NULL);
+    if (sub != NULL)
+        fname = sub;
     status = load_file(L, fname);
+    lua_remove(L, -2); /* the subcommand path (or nil), under the chunk or the error */
     if (status == 0) {
         int narg = c->argc - c->script - 1;
         luaL_checkstack(L, narg + LUA_MINSTACK, "too many arguments to script");

@@ -83,10 +83,10 @@ local EXCLUDE = {
   choose_qparams_optimized = "quantization helper: negative sizes segfault inside libtorch 1.13",
   binomial = "count = 2^31 samples by rejection, per element: hangs (libtorch)",
   resize_ = "a failed huge resize_ leaves the new sizes on the old storage (libtorch 1.13; finding)",
-  resize_as_ = "as resize_", 
+  resize_as_ = "as resize_",
   embedding_bag = "heap-buffer-overflow inside libtorch 1.13 on mismatched index/offset dtypes (ASan: memset)",
   chunk = "chunks = 2^53 on an empty dim returns 2^53 empty tensors: hangs allocating metadata (libtorch; DoS)",
-  unsafe_chunk = "as chunk", 
+  unsafe_chunk = "as chunk",
   gradient = "spacing = a Tensor[] with fuzzed shapes segfaults inside libtorch 1.13 (gradient({edge_order=1, spacing={..}}))",
   align_tensors = "an empty list segfaults inside libtorch 1.13 (dereferences max_element of nothing)",
 }

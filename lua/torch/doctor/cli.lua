@@ -85,6 +85,8 @@ function M.main(argv, prog)
     else path = a end
     i = i + 1
   end
+  -- `ltorch doctor recipes/train_classifier.lua` means the classifier recipe's own builders
+  if path and not recipe and path:match("train_classifier%.lua$") then path, recipe = nil, "classifier" end
   if not path and not recipe then return bad("a setup script (or --recipe classifier) is required") end
   if path and recipe then return bad("give a setup script or --recipe, not both") end
   local doctor = require "torch.doctor"

@@ -405,7 +405,7 @@ local function w_value(out, v, hooks, path, active)
     if active[v] then error(("save: %s refers to itself"):format(path), 0) end
     active[v] = true
     if is_list(v) then
-      out[#out + 1] = "](" 
+      out[#out + 1] = "]("
       for i = 1, #v do w_value(out, v[i], hooks, path .. "[" .. i .. "]", active) end
       out[#out + 1] = "e"
     else

@@ -1,0 +1,14 @@
+--[[
+  torch.cli.new — `ltorch new ...`: the runtime runs this file when the script argument is the
+  bare word "new" and no file of that name exists. It runs tools/new.lua from the source tree
+  with the same arguments (arg[1..] and ...).
+
+  Usage:  ltorch new --help
+]]
+local dir = (_LTORCH and _LTORCH.lua_dir or "lua") .. "/../tools/new.lua"
+local chunk, err = loadfile(dir)
+if not chunk then
+  io.stderr:write("ltorch new: cannot load " .. dir .. " (" .. tostring(err) .. "); the tools ship with the source tree\n")
+  os.exit(2)
+end
+return chunk(...)

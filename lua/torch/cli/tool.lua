@@ -1,0 +1,14 @@
+--[[
+  torch.cli.tool — `ltorch tool ...`: the runtime runs this file when the script argument is the
+  bare word "tool" and no file of that name exists. It runs tools/tool.lua from the source tree
+  with the same arguments (arg[1..] and ...).
+
+  Usage:  ltorch tool --help
+]]
+local dir = (_LTORCH and _LTORCH.lua_dir or "lua") .. "/../tools/tool.lua"
+local chunk, err = loadfile(dir)
+if not chunk then
+  io.stderr:write("ltorch tool: cannot load " .. dir .. " (" .. tostring(err) .. "); the tools ship with the source tree\n")
+  os.exit(2)
+end
+return chunk(...)
