@@ -237,7 +237,9 @@ end
 Tensor.gather = M.gather
 
 function M.scatter(self, dim, index, src, ...)
-  if select("#", ...) > 0 then return fallback.call("scatter", self, dim, index, src, ...) end   -- reduce=, out=
+  if select("#", ...) > 0 or type(src) == "number" then   -- reduce=, out=, a number value
+    return fallback.call("scatter", self, dim, index, src, ...)
+  end
   T.handle("scatter", 1, self); T.handle("scatter", 3, index); T.handle("scatter", 4, src)
   check(C.lt_scatter(out, self.h, args.int("scatter", 2, dim), index.h, src.h), "scatter")
   return wrap(out[0])

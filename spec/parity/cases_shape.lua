@@ -154,8 +154,7 @@ add(":index_select", { T({ 4, 3 }, "t"), 1, T({ 2 }, "idx3") })
 add("gather", { T({ 3, 4 }), 1, T({ 3, 2 }, "idx4") })
 add("gather", { T({ 3, 4 }), 0, T({ 2, 4 }, "idx3") })
 add("scatter", { T({ 3, 5 }), 1, V({ { 0, 1 }, { 2, 3 }, { 4, 0 } }, "int64"), T({ 3, 2 }) })
-add("scatter", { T({ 3, 5 }), 1, V({ { 0, 1 }, { 2, 3 }, { 4, 0 } }, "int64"), 2.5 },
-  { known = "hand-written scatter takes only a Tensor src (spec/torch/reduce_spec.lua asserts that error)" })
+add("scatter", { T({ 3, 5 }), 1, V({ { 0, 1 }, { 2, 3 }, { 4, 0 } }, "int64"), 2.5 })
 add("scatter", { T({ 3, 5 }), 0, V({ { 0, 1, 2 } }, "int64"), T({ 1, 3 }), { reduce = "add" } },
   { grad = false })
 add("scatter_add", { T({ 3, 5 }), 1, T({ 3, 4 }, "idx5"), T({ 3, 4 }) })

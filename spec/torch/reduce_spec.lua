@@ -278,7 +278,9 @@ describe("torch reductions with bad inputs", function()
     assert.error_matches(function() x:gather(1, torch.tensor({ { 1 } }, { dtype = torch.int32 })) end, "gather: gather(): Expected dtype int64 for index", nil, true)
     assert.error_matches(function() x:scatter(0, torch.tensor({ { 0 } }), torch.ones(1, 1, { dtype = torch.float64 })) end,
       "scatter: scatter(): Expected self.dtype to be equal to src.dtype", nil, true)
-    assert.has_error(function() x:scatter(0, torch.tensor({ { 0 } }), 1) end, "bad argument #4 to 'scatter' (Tensor expected, got number)")
+    -- a number value is PyTorch's scatter.value (handed to the generated op); a string is not
+    assert.are.same({ { 1, 2, 3 }, { 4, 5, 6 } }, torch.tensor({ { 9, 2, 3 }, { 4, 5, 6 } }):scatter(0, torch.tensor({ { 0 } }), 1):tolist())
+    assert.has_error(function() x:scatter(0, torch.tensor({ { 0 } }), "1") end, "bad argument #4 to 'scatter' (Tensor expected, got string)")
     assert.error_matches(function() x:masked_select(torch.ones(3, 4)) end, "masked_select: masked_select: expected BoolTensor or ByteTensor for mask", nil, true)
     assert.error_matches(function() x:masked_select(torch.ones(5):gt(0)) end, "masked_select: The size of tensor a (5) must match the size of tensor b (4)", nil, true)
   end)
