@@ -32,6 +32,24 @@ local M = {}
 
 local function factory(a) return { dtype = a.dtype, device = a.device } end
 
+-- The affine weight (ones) and bias (zeros) every norm layer has, or both registered as nil.
+local function register_affine(self, enabled, shape, f)
+  if enabled then
+    self.weight = Parameter(torch.empty(shape, f))
+    self.bias = Parameter(torch.empty(shape, f))
+  else
+    self:register_parameter("weight", nil)
+    self:register_parameter("bias", nil)
+  end
+end
+
+local function reset_affine(self)
+  if self.weight ~= nil then
+    init.ones_(self.weight)
+    init.zeros_(self.bias)
+  end
+end
+
 local function check_positive_int(name, what, v)
   if not U.is_int(v) or v <= 0 then
     U.fail(("%s: %s must be a positive integer, got %s"):format(name, what, tostring(v)))
@@ -63,13 +81,7 @@ function BatchNorm:__init(num_features, ...)
   self.affine = a.affine ~= false
   self.track_running_stats = a.track_running_stats ~= false
   local f = factory(a)
-  if self.affine then
-    self.weight = Parameter(torch.empty(num_features, f))
-    self.bias = Parameter(torch.empty(num_features, f))
-  else
-    self:register_parameter("weight", nil)
-    self:register_parameter("bias", nil)
-  end
+  register_affine(self, self.affine, num_features, f)
   if self.track_running_stats then
     self:register_buffer("running_mean", torch.zeros(num_features, f))
     self:register_buffer("running_var", torch.ones(num_features, f))
@@ -94,10 +106,7 @@ end
 
 function BatchNorm:reset_parameters()
   self:reset_running_stats()
-  if self.affine then
-    init.ones_(self.weight)
-    init.zeros_(self.bias)
-  end
+  reset_affine(self)
 end
 
 function BatchNorm:_label() return ("%s(%d)"):format(self._class.__name, self.num_features) end
@@ -173,21 +182,12 @@ function LayerNorm:__init(normalized_shape, ...)
   self.eps = a.eps == nil and 1e-5 or a.eps
   self.elementwise_affine = a.elementwise_affine ~= false
   local f = factory(a)
-  if self.elementwise_affine then
-    self.weight = Parameter(torch.empty(copy, f))
-    self.bias = Parameter(torch.empty(copy, f))
-  else
-    self:register_parameter("weight", nil)
-    self:register_parameter("bias", nil)
-  end
+  register_affine(self, self.elementwise_affine, copy, f)
   self:reset_parameters()
 end
 
 function LayerNorm:reset_parameters()
-  if self.elementwise_affine then
-    init.ones_(self.weight)
-    init.zeros_(self.bias)
-  end
+  reset_affine(self)
 end
 
 function LayerNorm:_label() return "LayerNorm(" .. U.pyrepr(self.normalized_shape) .. ")" end
@@ -225,21 +225,12 @@ function GroupNorm:__init(num_groups, num_channels, ...)
   self.eps = a.eps == nil and 1e-5 or a.eps
   self.affine = a.affine ~= false
   local f = factory(a)
-  if self.affine then
-    self.weight = Parameter(torch.empty(num_channels, f))
-    self.bias = Parameter(torch.empty(num_channels, f))
-  else
-    self:register_parameter("weight", nil)
-    self:register_parameter("bias", nil)
-  end
+  register_affine(self, self.affine, num_channels, f)
   self:reset_parameters()
 end
 
 function GroupNorm:reset_parameters()
-  if self.affine then
-    init.ones_(self.weight)
-    init.zeros_(self.bias)
-  end
+  reset_affine(self)
 end
 
 function GroupNorm:_label() return ("GroupNorm(%d, %d)"):format(self.num_groups, self.num_channels) end
