@@ -28,6 +28,18 @@ local function lazy_namespace(prefix, display)
   })
 end
 
+-- Namespaces that load on first use: their modules require torch itself.
+local lazy_modules = {
+  nn = function() return require "torch.nn" end,
+  optim = function() return require "torch.optim" end,
+  distributed = function() return require "torch.distributed" end,
+  serialization = function() return require "torch.serialization" end,
+  checkpoint = function() return require "torch.checkpoint" end,
+  jit = function() return require "torch.jit" end,
+  _ops = function() return dispatch.all_ops() end,
+  utils = function() return { data = require "torch.data", checkpoint = require "torch.utils.checkpoint" } end,
+}
+
 function M.install(torch)
   local Tensor = T.Tensor
   _C.state.generated_method = function(k)
@@ -41,22 +53,11 @@ function M.install(torch)
   torch._nn = lazy_namespace("", "torch._nn.")
   setmetatable(torch, {
     __index = function(t, k)
-      if k == "optim" then local optim = require "torch.optim"; rawset(t, k, optim); return optim end
-      if k == "distributed" then local d = require "torch.distributed"; rawset(t, k, d); return d end
-      if k == "nn" then
-        local nn = require "torch.nn"
-        rawset(t, k, nn)
-        return nn
-      end
-      if k == "utils" then
-        local utils = { data = require "torch.data", checkpoint = require "torch.utils.checkpoint" }
-        rawset(t, k, utils)
-        return utils
-      end
-      if k == "_ops" then
-        local all = dispatch.all_ops()
-        rawset(t, k, all)
-        return all
+      local loader = lazy_modules[k]
+      if loader then
+        local m = loader()
+        rawset(t, k, m)
+        return m
       end
       if type(k) ~= "string" then return nil end
       local f = dispatch.function_for(k)

@@ -106,9 +106,8 @@ end
 
 function torch.numel(x) T.handle("numel", 1, x); return T.Tensor.numel(x) end
 
--- Checkpoints (torch.serialization, torch.checkpoint, torch.jit) load on first use: they
--- require torch itself.
-local lazy = { serialization = "torch.serialization", checkpoint = "torch.checkpoint", jit = "torch.jit" }
+-- Checkpoints: torch.serialization, torch.checkpoint and torch.jit load on first use
+-- (torch._ops_generated), as do torch.nn, torch.optim, torch.distributed and torch.utils.
 function torch.save(value, path) return require("torch.serialization").save(value, path) end
 function torch.load(path, opts) return require("torch.serialization").load(path, opts) end
 function torch.get_rng_state() return require("torch.serialization").get_rng_state() end
@@ -124,20 +123,7 @@ fallback.keywords_to_generated(T.Tensor, fallback.positional_only)
 require "torch.repl.describe"
 function torch.breakpoint() require("torch.repl.debugger").breakpoint(2) end
 
--- torch.nn loads on first use (its modules require torch itself); see torch._ops_generated.
+-- The generated op surface and the lazily loaded namespaces (torch._ops_generated).
 require("torch._ops_generated").install(torch)
-do
-  local mt = getmetatable(torch)
-  local base_index = mt.__index
-  mt.__index = function(t, k)
-    local name = lazy[k]
-    if name then
-      local m = require(name)
-      rawset(t, k, m)
-      return m
-    end
-    return base_index(t, k)
-  end
-end
 
 return torch
