@@ -93,9 +93,15 @@ local function append_line(path, t)
   f:close()
 end
 
+-- The shuffling seed of one epoch: distinct across (seed, epoch) pairs for any seed below 2^20.
+function M.epoch_seed(seed, epoch) return seed * 1048576 + epoch end
+
 local function train_epoch(parts, epoch, log)
   local model, opt, cfg, device = parts.model, parts.optimizer, parts.config, parts.device
   local loader = parts.train_loader
+  -- The shuffle order is a function of (seed, epoch) alone, as with DistributedSampler's
+  -- set_epoch: a run resumed at epoch k sees the same batches as one that never stopped.
+  if loader.generator then loader.generator:manual_seed(M.epoch_seed(cfg.seed, epoch)) end
   local nb = loader:len()
   local bar = M.progress(nb, ("epoch %d/%d"):format(epoch, cfg.epochs))
   model:train()

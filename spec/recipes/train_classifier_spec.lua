@@ -84,6 +84,20 @@ describe("recipes/train_classifier.lua", function()
     assert.are.equal(2, n)
   end)
 
+  it("resumes to the same result as a run that never stopped (same batches, same RNG)", function()
+    local straight = tmp .. "/straight"
+    local o, c = run("--limit-train 2000 --limit-eval 1000 --epochs 2 --out " .. straight)
+    assert.are.equal(0, c, o)
+    local function epoch2(path)
+      local line = select(3, read(path):find("\n([^\n]*)\n$"))
+      return { tonumber(line:match('"train_loss":([%d%.eE%-]+)')), tonumber(line:match('"val_loss":([%d%.eE%-]+)')) }
+    end
+    local a, b = epoch2(straight .. "/metrics.jsonl"), epoch2(dir .. "/metrics.jsonl")
+    assert.is_true(a[1] ~= nil and a[2] ~= nil)
+    assert.near(a[1], b[1], 1e-6 * math.max(1, a[1]))
+    assert.near(a[2], b[2], 1e-6 * math.max(1, a[2]))
+  end)
+
   it("evaluates and predicts from the checkpoint", function()
     local p = io.popen(bin .. " recipes/evaluate.lua " .. dir .. "/checkpoints --json " .. dir .. "/eval.json 2>&1; echo \"exit=$?\"")
     local o = p:read("*a"); p:close()
