@@ -5,7 +5,8 @@
     trainer.evaluate(model, loader, loss_fn, task, device [, amp])
         -> {loss, accuracy (classification), outputs (N, K) or (N), targets (N)}
         model:eval() + torch.inference_mode; loss averaged by sample count.
-    trainer.fit(parts, {log = fn, out = dir})   -- parts from classifier_lib.build
+    trainer.fit(parts, {log = fn, out = dir, quiet = bool})   -- parts from classifier_lib.build
+        (quiet: no progress bar; with log = a no-op nothing is printed, e.g. for bench/)
         per epoch: model:train(); for each batch: zero_grad -> forward (autocast when amp) ->
         loss -> backward -> clip_grad_norm_ -> step; then evaluate on val; one JSON line in
         <out>/metrics.jsonl; checkpoint through torch.checkpoint.Manager (<out>/checkpoints:
@@ -96,14 +97,14 @@ end
 -- The shuffling seed of one epoch: distinct across (seed, epoch) pairs for any seed below 2^20.
 function M.epoch_seed(seed, epoch) return seed * 1048576 + epoch end
 
-local function train_epoch(parts, epoch, log)
+local function train_epoch(parts, epoch, log, quiet)
   local model, opt, cfg, device = parts.model, parts.optimizer, parts.config, parts.device
   local loader = parts.train_loader
   -- The shuffle order is a function of (seed, epoch) alone, as with DistributedSampler's
   -- set_epoch: a run resumed at epoch k sees the same batches as one that never stopped.
   if loader.generator then loader.generator:manual_seed(M.epoch_seed(cfg.seed, epoch)) end
   local nb = loader:len()
-  local bar = M.progress(nb, ("epoch %d/%d"):format(epoch, cfg.epochs))
+  local bar = quiet and function() end or M.progress(nb, ("epoch %d/%d"):format(epoch, cfg.epochs))
   model:train()
   local total, n, correct, done = 0, 0, 0, 0
   for batch in loader:iter() do
@@ -148,7 +149,7 @@ function M.fit(parts, opts)
   local history = {}
   for epoch = first, cfg.epochs do
     local t0 = M.wall()
-    local train_loss, train_acc = train_epoch(parts, epoch, log)
+    local train_loss, train_acc = train_epoch(parts, epoch, log, opts.quiet)
     local v = M.evaluate(model, parts.val_loader, parts.loss_fn, parts.meta.task, parts.device, cfg.amp)
     if sched then sched:step() end
     local rec = { epoch = epoch, train_loss = train_loss, train_accuracy = train_acc, val_loss = v.loss,
