@@ -11,10 +11,10 @@
 #
 # Packages: the toolchain (build-essential cmake pkg-config ccache), libtorch + Gloo
 # headers, LuaJIT 2.1 headers, busted/cjson/luacheck for specs and lint, readline for the
-# REPL, zlib (dataset .gz files), OpenBLAS (libtorch's BLAS), Debian's PyTorch for parity
-# specs, and the Fashion-MNIST dataset; libstb-dev (image decoding in runtime/image.c),
-# python3-pil (bench/data_pipeline.py) and tmux (spec/repl/terminal_spec.lua drives the REPL
-# in a terminal). scripts/fetch_datasets.sh adds the other datasets.
+# REPL, zlib (dataset .gz files), OpenBLAS (libtorch's BLAS), Debian's PyTorch and
+# torchvision for parity specs, and the Fashion-MNIST dataset; libstb-dev (image decoding in
+# runtime/image.c), python3-pil (bench/data_pipeline.py) and tmux (spec/repl/terminal_spec.lua
+# drives the REPL in a terminal). scripts/fetch_datasets.sh adds the other datasets.
 #
 # Use: bash scripts/setup.sh          (from anywhere; works on the repo containing it)
 #      BUILD_TYPE=Debug bash scripts/setup.sh
@@ -26,7 +26,7 @@ PACKAGES=(
   libtorch-dev libgloo-dev libluajit2-5.1-dev
   lua-busted lua-cjson lua-check
   libreadline-dev zlib1g-dev libopenblas0-openmp
-  python3-torch dataset-fashion-mnist
+  python3-torch python3-torchvision dataset-fashion-mnist
   clang
   libstb-dev python3-pil tmux
   luajit2 valgrind
