@@ -6,7 +6,8 @@
       phase): trainable counts of both phases, loss at init, val accuracy above chance, the
       metrics JSONL and the checkpoint (model + optimizer + epoch + config);
     - --weights takes that checkpoint, a state dict from torch.save(model:state_dict()) as .pt
-      and as .safetensors, and replaces the head;
+      and as .safetensors, and replaces the head; phase 1 leaves the frozen backbone (BatchNorm
+      statistics included) unchanged;
     - the ResNet-18's state-dict keys, against a list built here by hand (always) and against
       torchvision's resnet18 (Debian python3-torchvision, when /usr/bin/python3 has it): its
       state dict saved by PyTorch loads with strict keys, and eval-mode outputs on the same
@@ -98,6 +99,13 @@ describe("recipes/vision_transfer.lua", function()
       assert.truthy(o:find(("from weights %s (strict keys; head %d -> 10 classes)"):format(case[1], case[2]), 1, true), o)
       assert.truthy(o:find("phase 1 (head only): 5130 of", 1, true), o)
     end
+    -- phase 1 only: the frozen backbone, BatchNorm running statistics included, is unchanged
+    local after, before = torch.load(tmp .. "/w/checkpoint.pt").model, m:state_dict()
+    for _, k in ipairs({ "conv1.weight", "layer1.0.bn1.running_var", "layer4.1.bn2.running_mean",
+        "layer2.0.downsample.1.num_batches_tracked" }) do
+      assert.is_true(after[k]:equal(before[k]), k)
+    end
+    assert.is_false(after["fc.weight"]:size(0) == before["fc.weight"]:size(0))
   end)
 
   describe("bad input: one line, the usage, exit 2", function()
