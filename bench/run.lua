@@ -8,7 +8,9 @@
         (or: bash bench/run.sh ...)
     --reps   repetitions per workload and implementation (default 5; memory runs once)
     --scale  1 = full size; smaller shrinks counts and sizes (the smoke spec uses 0.01)
-    --only   comma-separated subset of: dispatch,startup,mlp,memory,cnn,transformer
+    --only   comma-separated subset of: dispatch,startup,mlp,memory,cnn,transformer,epoch
+             (epoch = workload 5, one epoch of recipes/train_classifier.lua's default config,
+             about 6 s per run and implementation: --only epoch --reps 5 takes ~1.5 min)
     --out    where the Markdown goes (default build/bench_results.md); also printed to stdout
   The C++ program (bench/workloads.cpp) is compiled to build/bench_workloads_cpp when missing or
   older than its source (needs g++ and libtorch's headers; without them, or with the environment
@@ -69,7 +71,7 @@ do
     io.stderr:write("bench: ", CPP, " missing or stale and BENCH_NO_CPP_BUILD is set: C++ column is n/a\n")
   else
     io.stderr:write("bench: compiling ", CPP_SRC, " (about a minute)\n")
-    local out, ok = sh(("g++ -O2 -std=c++17 %s -o %s -I/usr/include/torch/csrc/api/include -ltorch -ltorch_cpu -lc10")
+    local out, ok = sh(("g++ -O2 -std=c++17 %s -o %s -I/usr/include/torch/csrc/api/include -ltorch -ltorch_cpu -lc10 -l:libz.so.1")
       :format(q(CPP_SRC), q(CPP)))
     cpp_ok = ok and mtime(CPP) ~= nil
     if not cpp_ok then io.stderr:write("bench: C++ build failed, C++ column is n/a\n", out:sub(1, 2000), "\n") end
@@ -123,7 +125,7 @@ local startup_cmds = {
 }
 
 local have_gnu_time = select(2, sh("/usr/bin/time -f %e true"))
-local modes = { "dispatch", "startup", "mlp", "cnn", "transformer", "memory" }
+local modes = { "dispatch", "startup", "mlp", "cnn", "transformer", "epoch", "memory" }
 for _, mode in ipairs(modes) do
   if wanted(mode) then
     io.stderr:write(("bench: %s "):format(mode))
@@ -174,6 +176,9 @@ local rows = {
   { "mlp", "mlp_steps_per_s", "MLP 784-256-10 AdamW b64 (steps/s)", "rate", "dispatch" },
   { "cnn", "cnn_steps_per_s", "small CNN AdamW b128 (steps/s)", "rate", "compute" },
   { "transformer", "transformer_tokens_per_s", "transformer enc. 2×d256 seq128 b8 (tokens/s)", "rate", "compute" },
+  { "epoch", "epoch_wall_s", "full recipe epoch, end to end: wall (s)", "time", "none" },
+  { "epoch", "epoch_cpu_s", "full recipe epoch, end to end: process CPU (s)", "time", "none" },
+  { "epoch", "epoch_data_wall_s", "full recipe epoch: of which data load + normalise + model/loader setup, wall (s)", "time", "none" },
   { "memory", "mem_rss_after_warmup_kb", "MLP ×N: RSS after warm-up (MiB)", "kB", "none" },
   { "memory", "mem_rss_end_kb", "MLP ×N: RSS at end (MiB)", "kB", "none" },
   { "memory", "mem_growth_mean_kb", "MLP ×N: RSS growth after warm-up, mean of 2nd half − mean of 1st (MiB)", "kB", "growth" },
@@ -196,7 +201,7 @@ local function ratio(l, o, kind)
 end
 local function fr(r) return r and ("%.2f"):format(r) or "n/a" end
 
-local function verdict(target, l, p, c, rp, rc)
+local function verdict(target, l, p, _, rp, rc)
   if target == "dispatch" then
     if not rp or not rc then return "n/a" end
     local ok = rc <= 1.10 and rp <= 1 / 1.3
@@ -253,6 +258,24 @@ for _, row in ipairs(rows) do
       fr(rp), fr(rc), rss, verdict(target, l, p, c, rp, rc)))
   end
 end
+add("")
+-- One line per workload: what runs (counts at this --scale).
+local function cnt(n, lo) return math.max(lo or 1, math.floor(n * opts.scale + 0.5)) end
+local function thousands(n) return tostring(n):reverse():gsub("(%d%d%d)", "%1,"):reverse():gsub("^,", "") end
+local about = {
+  dispatch = ("1 · op dispatch: %s iterations each of `a + b`, `a * b` (10-element float tensors), `m1:matmul(m2)` 8×8, `x[3]` on 16×8; µs per op, process CPU time"):format(thousands(cnt(200000, 100))),
+  startup = "7 · start-up: a process that loads the library and exits (`ltorch -e 'require\"torch\"'`, `python3 -c 'import torch'`, a C++ `main` linked to libtorch); wall and the child's user+sys",
+  mlp = ("2 · MLP step: 784-256-10, ReLU, cross-entropy, AdamW, a fixed synthetic batch of 64, %s steps; steps/s, process CPU time"):format(thousands(cnt(2000, 3))),
+  cnn = ("3 · small CNN step: conv(1→16)-ReLU-pool-conv(16→32)-ReLU-pool-Linear(1568→10), batch %d of 1×28×28, AdamW, %d steps; steps/s"):format(cnt(128, 2), cnt(100, 2)),
+  transformer = ("4 · transformer step: `nn.TransformerEncoder` 2 layers, d_model 256, 4 heads, ff 512, dropout 0, batch 8 × seq %d, loss mean(out²), AdamW, %d steps; tokens/s"):format(opts.scale < 1 and 16 or 128, cnt(20, 2)),
+  epoch = ("5 · full recipe epoch: `recipes/train_classifier.lua`'s default config%s — read Fashion-MNIST's gzipped IDX files, seeded split (55k train / 5k val), scale to [0,1] and normalise with the train mean/std, shuffled loader batch 128 (val 1000), MLP 784-256-128-10 with dropout 0.1, AdamW lr 1e-3 wd 1e-4, grad clip 1.0, one epoch, val pass, metrics line + checkpoint; ltorch runs the recipe's own `classifier_lib.build` + `trainer.fit`, PyTorch `TensorDataset` + `DataLoader`, C++ `randperm` + `index_select` batches; seconds in-process (imports excluded)"):format(
+    opts.scale < 1 and (" at --limit-train %d --limit-eval %d"):format(cnt(55000, 2), cnt(5000, 2)) or ""),
+  memory = ("6 · memory: the MLP step %s times; RSS after warm-up (step %s), at the end, growth after warm-up (mean and max of the 2nd half minus the 1st), peak"):format(
+    thousands(cnt(10000, 40)), thousands(math.floor(cnt(10000, 40) / 10))),
+}
+add("Workloads:")
+add("")
+for _, mode in ipairs(modes) do if wanted(mode) then add("- " .. about[mode]) end end
 add("")
 add("Per-run commands (each prints `RESULT name value unit` lines):")
 add("")

@@ -2,8 +2,15 @@
 for the workloads; the same sizes, counts and output format).
 
 Run:  /usr/bin/python3 bench/workloads.py MODE [SCALE]
+
+The epoch mode is what a PyTorch user writes for recipes/train_classifier.lua's default config
+(recipes/classifier_lib.lua + recipes/trainer.lua, step for step): gzipped IDX read with
+gzip + torch.frombuffer, the same seeded split, scaling and normalisation, TensorDataset +
+DataLoader (shuffle, batch 128, num_workers 0), the same MLP, head-bias init, AdamW,
+clip_grad_norm_, per-batch loss/accuracy, evaluation on val under inference_mode, a
+metrics.jsonl line and a torch.save checkpoint of model + optimizer + RNG state.
 """
-import sys, time
+import gzip, json, os, shutil, struct, sys, tempfile, time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -120,6 +127,107 @@ elif mode == "transformer":
     x = torch.randn(bs, seq, 256)
     step = train_step_fn(model, opt, x, None, lambda out, _: (out * out).mean())
     result("transformer_tokens_per_s", n * bs * seq / time_loop(n, step), "tokens/s")
+elif mode == "epoch":
+    FM = os.environ.get("LTORCH_FASHION_MNIST_DIR") or "/usr/share/datasets/fashion-mnist"
+
+    def read_idx(path):
+        with gzip.open(path, "rb") as f:
+            raw = f.read()
+        code, ndim = raw[2], raw[3]
+        assert raw[0] == 0 and raw[1] == 0 and code == 0x08, path
+        dims = struct.unpack(">%dI" % ndim, raw[4:4 + 4 * ndim])
+        return torch.frombuffer(bytearray(raw[4 + 4 * ndim:]), dtype=torch.uint8).view(*dims)
+
+    seed, val_size, bs = 0, 5000, 128
+    limit_train = count(55000, 2) if scale < 1 else 0
+    limit_eval = count(5000, 2) if scale < 1 else 0
+
+    def limit(t, n):
+        return t[:n] if 0 < n < t.shape[0] else t
+
+    out_dir = tempfile.mkdtemp()
+    w0, c0 = time.perf_counter(), time.process_time()
+    images = read_idx(FM + "/train-images-idx3-ubyte.gz")
+    labels = read_idx(FM + "/train-labels-idx1-ubyte.gz").long()
+    test_images = read_idx(FM + "/t10k-images-idx3-ubyte.gz")
+    test_labels = read_idx(FM + "/t10k-labels-idx1-ubyte.gz").long()
+    n = images.shape[0]
+    torch.manual_seed(seed)
+    perm = torch.randperm(n)
+    tr_idx, va_idx = limit(perm[:n - val_size], limit_train), limit(perm[n - val_size:], limit_eval)
+    x = images.float().div(255)
+    xtr = x.index_select(0, tr_idx)
+    mean, std = xtr.mean().item(), xtr.std().item()
+
+    def prep(t):
+        return t.sub(mean).div(std).view(t.shape[0], 784)
+    xte = limit(test_images.float().div(255), limit_eval)
+    train = (prep(xtr), labels.index_select(0, tr_idx))
+    val = (prep(x.index_select(0, va_idx)), labels.index_select(0, va_idx))
+    test = (prep(xte), limit(test_labels, limit_eval))
+    torch.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Dropout(0.1), nn.Linear(256, 128), nn.ReLU(),
+                          nn.Dropout(0.1), nn.Linear(128, 10))
+    with torch.no_grad():
+        counts = torch.bincount(train[1], minlength=10).double().add(1)
+        model[6].bias.copy_((counts / counts.sum()).log().float())
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=1e-4, foreach=True)
+    ce = nn.CrossEntropyLoss()
+    gen = torch.Generator()
+    gen.manual_seed(seed)
+    train_loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(*train), batch_size=bs, shuffle=True,
+                                               generator=gen)
+    val_loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(*val), batch_size=max(bs, 1000))
+    test_loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(*test), batch_size=max(bs, 1000))
+    w1 = time.perf_counter()
+    # one epoch (trainer.fit with epochs = 1)
+    epoch = 1
+    gen.manual_seed(seed * 1048576 + epoch)
+    model.train()
+    total, seen, correct = 0.0, 0, 0
+    for xb, yb in train_loader:
+        opt.zero_grad()
+        out = model(xb).float()
+        loss = ce(out, yb)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        b = yb.shape[0]
+        total, seen = total + loss.item() * b, seen + b
+        with torch.no_grad():
+            correct += out.argmax(1).eq(yb).sum().item()
+    train_loss, train_acc = total / seen, correct / seen
+    model.eval()
+    with torch.inference_mode():
+        vtotal, vn, vcorrect, outs, tgts = 0.0, 0, 0, [], []
+        for xb, yb in val_loader:
+            out = model(xb).float()
+            b = yb.shape[0]
+            vtotal += ce(out, yb).item() * b
+            vn += b
+            vcorrect += out.argmax(1).eq(yb).sum().item()
+            outs.append(out)
+            tgts.append(yb)
+        torch.cat(outs)
+        torch.cat(tgts)
+    rec = {"epoch": epoch, "train_loss": train_loss, "train_accuracy": train_acc, "val_loss": vtotal / vn,
+           "val_accuracy": vcorrect / vn, "lr": 1e-3, "seconds": time.perf_counter() - w1}
+    with open(out_dir + "/metrics.jsonl", "a") as f:
+        f.write(json.dumps(rec) + "\n")
+    os.makedirs(out_dir + "/checkpoints", exist_ok=True)
+    torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": epoch,
+                "rng": {"cpu": torch.get_rng_state()}, "best_metric": rec["val_loss"]},
+               out_dir + "/checkpoints/checkpoint-00000001.pt")
+    w2, c2 = time.perf_counter(), time.process_time()
+    shutil.rmtree(out_dir)
+    sys.stderr.write("epoch: %d train / %d val, train loss %.4f, val loss %.4f, val acc %.4f\n" % (
+        len(train[1]), len(val[1]), train_loss, rec["val_loss"], rec["val_accuracy"]))
+    result("epoch_wall_s", w2 - w0, "s")
+    result("epoch_cpu_s", c2 - c0, "s")
+    result("epoch_data_wall_s", w1 - w0, "s")
+    result("epoch_train_n", len(train[1]), "samples")
+    result("epoch_val_n", vn, "samples")
+    result("epoch_val_acc", rec["val_accuracy"], "")
 else:
     raise SystemExit("unknown mode " + mode)
 result("peak_rss_kb", status_kb("VmHWM"), "kB")

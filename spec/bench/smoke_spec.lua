@@ -4,7 +4,11 @@
   imports torch) and C++ (when build/bench_workloads_cpp is already built; the spec never compiles
   it), and every figure comes out as a number. No timing is asserted.
 
-  Run: build/ltorch /usr/bin/busted spec/bench/smoke_spec.lua   (~30-60 s)
+  Workload 5 (epoch: one epoch of recipes/train_classifier.lua's default config) runs at
+  limit_train 550 / limit_eval 50; its sample counts and a val accuracy above chance are checked
+  so a broken loader or training loop shows here, and the table must describe every workload.
+
+  Run: build/ltorch /usr/bin/busted spec/bench/smoke_spec.lua   (~40-70 s)
 ]]
 describe("bench/run.lua smoke mode", function()
   local output, ok, raw = nil, false, {}
@@ -42,12 +46,20 @@ describe("bench/run.lua smoke mode", function()
 
   local metrics = { "add_us", "mul_us", "matmul8_us", "index_us", "startup_ms", "mlp_steps_per_s",
     "cnn_steps_per_s", "transformer_tokens_per_s", "mem_rss_after_warmup_kb", "mem_rss_end_kb",
-    "mem_growth_kb", "mem_growth_mean_kb", "startup_cpu_ms", "peak_rss_kb@dispatch", "peak_rss_kb@mlp", "peak_rss_kb@memory" }
+    "mem_growth_kb", "mem_growth_mean_kb", "startup_cpu_ms", "peak_rss_kb@dispatch", "peak_rss_kb@mlp", "peak_rss_kb@memory",
+    "epoch_wall_s", "epoch_cpu_s", "epoch_data_wall_s", "peak_rss_kb@epoch" }
 
   it("exits 0 and writes a Markdown table", function()
     assert.is_true(ok, output)
     assert.is_truthy(output:find("| workload | ltorch | PyTorch | C++ |", 1, true), output)
     assert.is_truthy(output:find("Machine: ", 1, true), output)
+  end)
+
+  it("describes every workload in one line under the table", function()
+    for _, n in ipairs({ "1 · op dispatch", "2 · MLP step", "3 · small CNN step", "4 · transformer step",
+      "5 · full recipe epoch", "6 · memory", "7 · start-up" }) do
+      assert.is_truthy(output:find("\n- " .. n, 1, true), n .. "\n" .. output)
+    end
   end)
 
   it("reports no failed workload run", function()
@@ -63,15 +75,26 @@ describe("bench/run.lua smoke mode", function()
     end
   end
 
-  it("gives every ltorch figure as a number", function() check("ltorch") end)
+  -- Workload 5 trained on the limited split and learned something (chance is 0.1; at this size
+  -- one epoch reaches ~0.6).
+  local function check_epoch(impl)
+    local r = raw[impl] or {}
+    assert.are.equal(550, r.epoch_train_n, impl .. " epoch_train_n")
+    assert.are.equal(50, r.epoch_val_n, impl .. " epoch_val_n")
+    assert.is_true((r.epoch_val_acc or 0) > 0.3, impl .. " epoch_val_acc = " .. tostring(r.epoch_val_acc))
+  end
+
+  it("gives every ltorch figure as a number", function() check("ltorch"); check_epoch("ltorch") end)
 
   it("gives every PyTorch figure as a number (when PyTorch is installed)", function()
     if not has_pytorch() then pending("/usr/bin/python3 cannot import torch") return end
     check("PyTorch")
+    check_epoch("PyTorch")
   end)
 
   it("gives every C++ figure as a number (when build/bench_workloads_cpp is built)", function()
     if not has_cpp() then pending("build/bench_workloads_cpp not built (build/ltorch bench/run.lua builds it)") return end
     check("C++")
+    check_epoch("C++")
   end)
 end)
