@@ -2,13 +2,18 @@
   tools/new.lua — create a project from a template in templates/.
 
       build/ltorch tools/new.lua TEMPLATE DIR       e.g. build/ltorch tools/new.lua classifier /tmp/x
-      build/ltorch tools/new.lua --list
+      ltorch new TEMPLATE DIR                       the same, from any folder
+      ltorch new --list                             the templates, one line each
 
   Copies templates/TEMPLATE/ into DIR (which must not exist, or be empty), replacing
-  {{name}} in the files by DIR's last component. Then: cd DIR && ltorch train.lua.
+  {{name}} in the files by DIR's last component, then prints the first command to run.
+  Each template's README.md supplies both lines --list and that hint use: its title
+  ("# {{name}} — DESCRIPTION") and a line "First run: `COMMAND`".
   Errors (unknown template, DIR not empty) are one line and exit status 2.
 ]]
-local root = (arg and arg[0] or ""):match("^(.*)/tools/[^/]*$") or "."
+-- The checkout: from this script's path, or from the runtime's lua/ folder (`ltorch new`).
+local root = (arg and arg[0] or ""):match("^(.*)/tools/[^/]*$")
+  or (_LTORCH and _LTORCH.lua_dir and _LTORCH.lua_dir .. "/..") or "."
 local templates = root .. "/templates"
 
 local function fail(msg)
@@ -27,9 +32,21 @@ end
 
 local function list() return lines("ls -1 " .. q(templates) .. " 2>/dev/null") end
 
+-- description, first command: from templates/NAME/README.md (title and "First run:" line).
+local function about(name)
+  local f = io.open(templates .. "/" .. name .. "/README.md", "rb")
+  local text = f and f:read("*a") or ""
+  if f then f:close() end
+  return (text:match("^#[^\n]-— ([^\n]+)") or ""):gsub(" %(ltorch%)$", ""),
+    text:match("\nFirst run: `([^`\n]+)`") or "ltorch train.lua --epochs 1"
+end
+
 local function main()
   local name, dir = arg[1], arg[2]
-  if name == "--list" then for _, t in ipairs(list()) do print(t) end return end
+  if name == "--list" then
+    for _, t in ipairs(list()) do print(("%-12s %s"):format(t, (about(t)))) end
+    return
+  end
   if not name or not dir then fail("expected TEMPLATE and DIR") end
   local src = templates .. "/" .. name
   if #lines("test -d " .. q(src) .. " && echo yes") == 0 then
@@ -50,7 +67,8 @@ local function main()
       f:close()
     end
   end
-  print(("created %s from templates/%s; next: cd %s && ltorch train.lua --epochs 1"):format(dir, name, dir))
+  local _, first = about(name)
+  print(("created %s from templates/%s; next: cd %s && %s"):format(dir, name, dir, first))
 end
 
 main()
