@@ -29,6 +29,11 @@ describe("tools/new.lua templates", function()
     end
   end)
 
+  it("ship the same flags.lua (each project is standalone, so it is copied, not shared)", function()
+    local function read(t) local f = assert(io.open("templates/" .. t .. "/flags.lua", "rb")); local s = f:read("*a"); f:close(); return s end
+    for _, t in ipairs({ "lora", "ddp", "dataset" }) do assert.are.equal(read("transformer"), read(t), t) end
+  end)
+
   -- template -> a file its project must have beside README/config/train, the hint's command
   local cases = {
     { "transformer", "model.lua", "ltorch train.lua --epochs 1 --per-language 200" },

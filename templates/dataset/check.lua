@@ -50,7 +50,7 @@ local function main()
   if not ok then flags.fail("check.lua", tostring(train)) end
   print(("%s: %d rows, %d classes: %s"):format(config.csv, train:len() + val:len(), #train.classes,
     table.concat(train.classes, ", ")))
-  print(("split (seed %d, val_fraction %.2f): %d train / %d val"):format(config.seed, config.val_fraction,
+  print(("split (stratified, seed %d, val_fraction %.2f): %d train / %d val"):format(config.seed, config.val_fraction,
     train:len(), val:len()))
   print("label counts  train: " .. counts(train))
   print("              val:   " .. counts(val))

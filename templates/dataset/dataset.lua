@@ -100,14 +100,20 @@ function CSVFiles.options(config, rows, train)
     train = train, rows = rows }
 end
 
--- train, val datasets: a seeded split of the CSV's rows (val_fraction of them held out).
+-- train, val datasets: a seeded split of the CSV's rows, stratified: val_fraction of each
+-- class's rows (at least one when the class has two or more) are held out.
 function CSVFiles.split(config)
-  local n = CSVFiles.new(CSVFiles.options(config)):len()
+  local all = CSVFiles.new(CSVFiles.options(config))
   torch.manual_seed(config.seed)
-  local perm = torch.randperm(n):tolist()
-  local n_val = math.max(1, math.floor(n * config.val_fraction + 0.5))
-  local val, train = {}, {}
-  for k, i in ipairs(perm) do if k <= n_val then val[#val + 1] = i else train[#train + 1] = i end end
+  local perm = torch.randperm(all:len()):tolist()
+  local per_class, taken, val, train = {}, {}, {}, {}
+  for _, y in ipairs(all.labels) do per_class[y] = (per_class[y] or 0) + 1 end
+  for _, i in ipairs(perm) do
+    local y = all.labels[i + 1]
+    local want = per_class[y] > 1 and math.max(1, math.floor(per_class[y] * config.val_fraction + 0.5)) or 0
+    taken[y] = taken[y] or 0
+    if taken[y] < want then val[#val + 1], taken[y] = i, taken[y] + 1 else train[#train + 1] = i end
+  end
   table.sort(val)
   return CSVFiles.new(CSVFiles.options(config, train, true)), CSVFiles.new(CSVFiles.options(config, val, false))
 end
