@@ -258,8 +258,8 @@ function M.build(config)
   else
     opt = torch.optim.AdamW(model:parameters(), { lr = cfg.lr, weight_decay = cfg.weight_decay })
   end
-  local function loader(split, shuffle)
-    return data.DataLoader(data.TensorDataset(d[split][1], d[split][2]),
+  local function loader(part, shuffle)
+    return data.DataLoader(data.TensorDataset(d[part][1], d[part][2]),
       { batch_size = shuffle and cfg.batch_size or math.max(cfg.batch_size, 1000), shuffle = shuffle, generator = cfg.seed })
   end
   return { model = model, loss_fn = M.loss_fn(d.meta.task), optimizer = opt, config = cfg, meta = d.meta,

@@ -134,7 +134,6 @@ local acc
 local t0 = os.time()
 for epoch = 0, cfg.epochs - 1 do
   sampler:set_epoch(epoch)
-  local stats = torch.zeros(3, { dtype = torch.float64 })   -- loss sum, correct, samples
   local loss_sum, correct, seen = 0, 0, 0
   for _, rows in ipairs(batches()) do
     local x, y = train_x:index_select(0, rows), train_y:index_select(0, rows)
@@ -147,7 +146,7 @@ for epoch = 0, cfg.epochs - 1 do
     correct = correct + logits:argmax(1):eq(y):sum():item()
     seen = seen + rows:numel()
   end
-  stats = torch.tensor({ loss_sum, correct, seen }, { dtype = torch.float64 })
+  local stats = torch.tensor({ loss_sum, correct, seen }, { dtype = torch.float64 })  -- loss sum, correct, samples
   dist.all_reduce(stats)                                   -- metrics over every rank's samples
   local s = stats:tolist()
   acc = evaluate()

@@ -51,10 +51,13 @@ function M.progress(total, label, unit)
 end
 
 -- Wall-clock seconds (os.clock counts CPU time of all threads; libtorch uses several).
-pcall(ffi.cdef, "typedef struct { long tv_sec; long tv_nsec; } recipes_timespec; int clock_gettime(int, recipes_timespec *);")
+-- Declared under its own name (an __asm__ alias), so a script that declared clock_gettime
+-- with another signature first does not break this one.
+pcall(ffi.cdef, [[typedef struct { long tv_sec; long tv_nsec; } recipes_timespec;
+  int recipes_clock_gettime(int, recipes_timespec *) __asm__("clock_gettime");]])
 local ts = ffi.new("recipes_timespec")
 function M.wall()
-  ffi.C.clock_gettime(1, ts)
+  ffi.C.recipes_clock_gettime(1, ts)
   return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
 end
 
@@ -97,7 +100,7 @@ end
 -- The shuffling seed of one epoch: distinct across (seed, epoch) pairs for any seed below 2^20.
 function M.epoch_seed(seed, epoch) return seed * 1048576 + epoch end
 
-local function train_epoch(parts, epoch, log, quiet)
+local function train_epoch(parts, epoch, quiet)
   local model, opt, cfg, device = parts.model, parts.optimizer, parts.config, parts.device
   local loader = parts.train_loader
   -- The shuffle order is a function of (seed, epoch) alone, as with DistributedSampler's
@@ -149,7 +152,7 @@ function M.fit(parts, opts)
   local history = {}
   for epoch = first, cfg.epochs do
     local t0 = M.wall()
-    local train_loss, train_acc = train_epoch(parts, epoch, log, opts.quiet)
+    local train_loss, train_acc = train_epoch(parts, epoch, opts.quiet)
     local v = M.evaluate(model, parts.val_loader, parts.loss_fn, parts.meta.task, parts.device, cfg.amp)
     if sched then sched:step() end
     local rec = { epoch = epoch, train_loss = train_loss, train_accuracy = train_acc, val_loss = v.loss,

@@ -247,7 +247,8 @@ local function spawn(local_rank)
   local _ = keep_a and keep_e
   if rc ~= 0 then
     C.close(outp[0]); C.close(errp[0])
-    error(("cannot start rank %d (%s): %s"):format(rank, cmd[1], ffi.string(C.strerror(rc))))
+    -- a user error (a missing or non-executable program): one line, no traceback
+    error({ usage = ("cannot start rank %d (%s): %s"):format(rank, cmd[1], ffi.string(C.strerror(rc))) })
   end
   children[#children + 1] = { rank = rank, pid = pid[0], fds = { outp[0], errp[0] },
     sinks = { io.stdout, io.stderr }, partial = { "", "" }, status = nil }
@@ -389,7 +390,7 @@ local ok, err = xpcall(function()
     end
   end
   drain_closed(failed and 0.5 or 2)
-end, debug.traceback)
+end, function(e) return type(e) == "table" and e.usage or debug.traceback(e) end)
 
 if not ok then
   -- Interrupted (Ctrl-C) or a launcher bug: never leave ranks behind.

@@ -52,7 +52,7 @@ local cases = {
   { "prod_of_mm", function(v) return v.m:prod() end, "m.prod()" },
   { "cat_promotes", function(v) return torch.cat({ v.m, v.c }) end, "torch.cat([m, c])" },
   { "float64_untouched", function(v) return v.a:double():matmul(v.b:double()) end, "a.double() @ b.double()" },
-  { "int64_untouched", function(v) return torch.ones(2, 3, { dtype = torch.int64 }):matmul(torch.ones(3, 2, { dtype = torch.int64 })) end,
+  { "int64_untouched", function() return torch.ones(2, 3, { dtype = torch.int64 }):matmul(torch.ones(3, 2, { dtype = torch.int64 })) end,
     "torch.ones(2, 3, dtype=torch.long) @ torch.ones(3, 2, dtype=torch.long)" },
 }
 

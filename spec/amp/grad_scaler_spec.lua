@@ -253,7 +253,7 @@ end)
 
 ---------------------------------------------------------------- behaviour
 -- One parameter p (2 elements) with loss = (p * x):sum(): p.grad = x * scale before unscaling.
-local function single(x_values, opts)
+local function single(_, opts)
   local p = ft({ 1.0, 2.0 }, true)
   local opt = SGD({ { p } }, LR)
   local scaler = torch.amp.GradScaler(opts)

@@ -7,7 +7,7 @@
   setup.data.x, setup.data.y: the training tensors (to build broken loaders from)
 ]]
 local torch = require "torch"
-local nn, optim, F = torch.nn, torch.optim, torch.nn.functional
+local nn, optim = torch.nn, torch.optim
 
 local M = {}
 

@@ -10,7 +10,7 @@
   Format: spec/parity/desc.lua.  Run: build/ltorch /usr/bin/busted spec/parity
 ]]
 local d = require "spec.parity.desc"
-local T, V = d.T, d.V
+local T = d.T
 local F32 = d.F32
 local add, cases = d.group({})
 

@@ -11,7 +11,7 @@
 ]]
 local torch = require "torch"
 local d = require "spec.parity.desc"
-local T, V, L, D, N = d.T, d.V, d.L, d.D, d.N
+local T, V, L, D = d.T, d.V, d.L, d.D
 local add, cases = d.group({})
 
 -- Views and reshapes.

@@ -122,7 +122,7 @@ end
 --[[ Divides every gradient of the optimizer's parameters by the scale in place and records, per
      device, a float32 [1] tensor that is 1 if any gradient held an inf or NaN (checked before the
      division, as the fused kernel does). Gradients are grouped by device and dtype. ]]
-local function unscale_grads(self, optimizer, inv_scale, found_inf, allow_fp16)
+local function unscale_grads(_, optimizer, inv_scale, found_inf, allow_fp16)
   local groups, order = {}, {}
   local per_device, inv_per_device = {}, {}
   for _, group in ipairs(optimizer.param_groups) do

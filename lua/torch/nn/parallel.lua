@@ -174,12 +174,9 @@ function DDP:state_dict(opts)
 end
 
 function DDP:load_state_dict(sd, strict)
-  local prefixed = false
-  for k in pairs(sd) do
-    if type(k) == "string" and k:sub(1, 7) == "module." then prefixed = true end
-    break
-  end
-  if prefixed then return Module.load_state_dict(self, sd, strict) end
+  -- A DDP state dict's keys all start with "module." (or none do): the first key tells.
+  local first = next(sd)
+  if type(first) == "string" and first:sub(1, 7) == "module." then return Module.load_state_dict(self, sd, strict) end
   return self.module:load_state_dict(sd, strict)
 end
 

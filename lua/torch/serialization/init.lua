@@ -31,7 +31,6 @@ M.None = pickle.None
 local tensor_out = _C.TensorOut()
 local reader_out = ffi.new("lt_zip_reader*[1]")
 local writer_out = ffi.new("lt_zip_writer*[1]")
-local int_out = _C.IntOut()
 
 local function is_safetensors(path) return path:lower():match("%.safetensors$") ~= nil end
 
@@ -87,7 +86,7 @@ local function save_pt(value, path)
   atomic(path, "save", function(tmp)
     check(C.lt_zip_writer_open(writer_out, tmp), "save")
     local w = ffi.gc(writer_out[0], C.lt_zip_writer_free)
-    local ok, err = pcall(function()
+    local written, err = pcall(function()
       check(C.lt_zip_writer_add(w, "data.pkl", data, #data), "save")
       for _, e in ipairs(tensors) do
         local t, nbytes = cpu_bytes(e.t)
@@ -99,7 +98,7 @@ local function save_pt(value, path)
     -- descriptor would keep the removed temporary file's blocks allocated until then.
     ffi.gc(w, nil)
     C.lt_zip_writer_free(w)
-    if not ok then error(err, 0) end
+    if not written then error(err, 0) end
   end)
 end
 
@@ -138,8 +137,8 @@ local function load_pt(path, f, size, map_location)
       if desc.numel > 0 then ffi.copy(s:data_ptr(), rec:data_ptr(), rec:numel()) end
       return s
     end,
-    tensor = function(s, offset, size, stride, requires_grad)
-      local t = s:as_strided(size, stride, offset)
+    tensor = function(s, offset, sizes, stride, requires_grad)
+      local t = s:as_strided(sizes, stride, offset)
       if map_location then t = t:to(map_location) end
       if requires_grad and t.dtype.is_floating_point then t.requires_grad = true end
       return t

@@ -18,7 +18,7 @@ M.null = setmetatable({}, { __tostring = function() return "json.null" end })
 local byte, sub, find, char = string.byte, string.sub, string.find, string.char
 local floor = math.floor
 
-local function fail(s, pos, msg)
+local function fail(_, pos, msg)
   error(("invalid JSON at byte %d: %s"):format(pos, msg), 0)
 end
 
