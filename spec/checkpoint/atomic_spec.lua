@@ -11,6 +11,7 @@ local CHILD = [[
 local torch = require "torch"
 local path = arg[1]
 local gen = torch.load(path).gen
+io.open(path .. ".ready", "w"):close()   -- loaded: the parent times its kill from here
 while true do
   gen = gen + 1
   torch.save({ gen = gen, w = torch.full({ 512, 1024 }, gen) }, path)   -- 4 MB per save
@@ -40,16 +41,20 @@ describe("atomic checkpoint writes", function()
       local last, advanced = 0, 0
       math.randomseed(42)
       for i = 1, 10 do
-        local delay = 0.6 + math.random() * 0.9
-        os.execute(("%s %s/child.lua %s >/dev/null 2>&1 & pid=$!; sleep %.2f; kill -9 $pid; wait $pid 2>/dev/null")
-          :format(ltorch, dir, path, delay))
+        -- The kill comes 0.05-0.6 s after the child has loaded the checkpoint (start-up time on a
+        -- loaded machine varies too much to time it from the spawn): a save takes ~20 ms.
+        local delay = 0.05 + math.random() * 0.55
+        os.remove(path .. ".ready")
+        os.execute(("%s %s/child.lua %s >/dev/null 2>&1 & pid=$!; "
+          .. "for _ in $(seq 600); do [ -e %s.ready ] && break; sleep 0.05; done; sleep %.2f; kill -9 $pid; wait $pid 2>/dev/null")
+          :format(ltorch, dir, path, path, delay))
         local gen = check_file(path)
         assert.is_true(gen >= last, "went backwards at kill " .. i)
         if gen > last then advanced = advanced + 1 end
         last = gen
       end
       assert.is_true(advanced >= 3, "the child rarely got to save; kills did not hit saves")
-      os.execute("rm -f " .. dir .. "/ckpt" .. ext .. ".tmp.*")
+      os.execute("rm -f " .. dir .. "/ckpt" .. ext .. ".tmp.* " .. path .. ".ready")
     end)
   end
 end)
