@@ -7,6 +7,8 @@
 
   Copies templates/TEMPLATE/ into DIR (which must not exist, or be empty), replacing
   {{name}} in the files by DIR's last component, then prints the first command to run.
+  templates/_common/ (flags.lua: config.lua overridden by --key value flags) goes into every
+  project first; a template's own file of the same name wins.
   Each template's README.md supplies both lines --list and that hint use: its title
   ("# {{name}} — DESCRIPTION") and a line "First run: `COMMAND`".
   Errors (unknown template, DIR not empty) are one line and exit status 2.
@@ -30,7 +32,15 @@ local function lines(cmd)
   return out
 end
 
-local function list() return lines("ls -1 " .. q(templates) .. " 2>/dev/null") end
+-- templates/_common holds files every project gets (flags.lua); a template's own file of the
+-- same name wins. Names starting with "_" are not templates.
+local function list()
+  local out = {}
+  for _, t in ipairs(lines("ls -1 " .. q(templates) .. " 2>/dev/null")) do
+    if t:sub(1, 1) ~= "_" then out[#out + 1] = t end
+  end
+  return out
+end
 
 -- description, first command: from templates/NAME/README.md (title and "First run:" line).
 local function about(name)
@@ -49,11 +59,13 @@ local function main()
   end
   if not name or not dir then fail("expected TEMPLATE and DIR") end
   local src = templates .. "/" .. name
-  if #lines("test -d " .. q(src) .. " && echo yes") == 0 then
+  if name:sub(1, 1) == "_" or #lines("test -d " .. q(src) .. " && echo yes") == 0 then
     fail(("unknown template '%s' (available: %s)"):format(name, table.concat(list(), ", ")))
   end
   if #lines("ls -A " .. q(dir) .. " 2>/dev/null") > 0 then fail("destination is not empty: " .. dir) end
-  if not os.execute("mkdir -p " .. q(dir) .. " && cp -R " .. q(src) .. "/. " .. q(dir)) then
+  local common = templates .. "/_common"
+  if not os.execute("mkdir -p " .. q(dir) .. " && cp -R " .. q(common) .. "/. " .. q(dir)
+      .. " && cp -R " .. q(src) .. "/. " .. q(dir)) then
     fail("could not copy into " .. dir)
   end
   local project = dir:gsub("/+$", ""):match("[^/]+$") or dir

@@ -25,7 +25,7 @@ describe("tools/new.lua classifier", function()
     assert.are.equal(0, code, out)
     -- the hint is the template README's "First run:" command
     assert.truthy(out:find("next: cd " .. dir .. " && ltorch train.lua --epochs 1 --limit-train 2000", 1, true), out)
-    for _, f in ipairs({ "config.lua", "model.lua", "data.lua", "train.lua", "evaluate.lua", "spec/smoke_spec.lua", "README.md" }) do
+    for _, f in ipairs({ "config.lua", "flags.lua", "model.lua", "data.lua", "train.lua", "evaluate.lua", "spec/smoke_spec.lua", "README.md" }) do
       assert.truthy(io.open(dir .. "/" .. f, "rb"), f)
     end
     local readme = io.open(dir .. "/README.md"):read("*a")

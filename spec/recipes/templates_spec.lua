@@ -29,9 +29,13 @@ describe("tools/new.lua templates", function()
     end
   end)
 
-  it("ship the same flags.lua (each project is standalone, so it is copied, not shared)", function()
-    local function read(t) local f = assert(io.open("templates/" .. t .. "/flags.lua", "rb")); local s = f:read("*a"); f:close(); return s end
-    for _, t in ipairs({ "lora", "ddp", "dataset" }) do assert.are.equal(read("transformer"), read(t), t) end
+  it("give every project templates/_common (flags.lua), and _common is not a template", function()
+    local out, code = sh(bin .. " tools/new.lua --list")
+    assert.are.equal(0, code, out)
+    assert.falsy(out:find("_common", 1, true), out)
+    out, code = sh(bin .. " tools/new.lua _common " .. base .. "-common")
+    assert.are.equal(2, code, out)
+    assert.truthy(out:find("unknown template '_common'", 1, true), out)
   end)
 
   -- template -> a file its project must have beside README/config/train, the hint's command

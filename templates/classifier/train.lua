@@ -11,30 +11,7 @@ local torch = require "torch"
 local json = require "torch.serialization.json"
 local model_mod = require "model"
 local data = require "data"
-
-local function fail(msg)
-  io.stderr:write("train.lua: " .. msg .. "\nusage: ltorch train.lua [--KEY VALUE ...]  (keys: see config.lua)\n")
-  os.exit(2)
-end
-
--- config.lua overridden by --key value flags (dashes become underscores), types checked.
-local function parse(argv)
-  local config = dofile("config.lua")
-  local i = 1
-  while i <= #argv do
-    local key = argv[i]:match("^%-%-([%w%-_]+)$")
-    if not key then fail("unexpected argument '" .. argv[i] .. "'") end
-    key = key:gsub("%-", "_")
-    local v = argv[i + 1]
-    if config[key] == nil then fail("unknown flag --" .. key) end
-    if v == nil then fail("flag --" .. key .. " needs a value") end
-    if type(config[key]) == "number" then
-      v = tonumber(v) or fail(("flag --%s expects a number, got '%s'"):format(key, argv[i + 1]))
-    end
-    config[key], i = v, i + 2
-  end
-  return config
-end
+local flags = require "flags"
 
 local function run_epoch(model, loader, criterion, device, opt, clip)
   local training = opt ~= nil
@@ -62,7 +39,7 @@ end
 
 local function main()
   io.stdout:setvbuf("line")
-  local config = parse(arg or {})
+  local config = flags.parse(arg or {}, "train.lua")
   local device = config.device == "auto" and (torch.cuda.is_available() and "cuda" or "cpu") or config.device
   torch.manual_seed(config.seed)
   local train, val, test, stats = data.loaders(config)
