@@ -17,9 +17,11 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/ivalue.h>
 #include <ATen/core/stack.h>
+#include <ATen/native/Resize.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -57,7 +59,9 @@ c10::IValue to_ivalue(const lt_value &v) {
     case LT_V_DOUBLE_LIST: return c10::IValue(list_of<double>(v));
     case LT_V_BOOL_LIST: {
       c10::List<bool> l;
-      for (int x : list_of<int>(v)) l.push_back(x != 0);
+      const int *p = static_cast<const int *>(v.p);  // list_of's checks, without a temporary
+      if (v.n < 0 || (v.n > 0 && p == nullptr)) throw lt::ValueError("bad list argument");
+      for (int64_t i = 0; i < v.n; ++i) l.push_back(p[i] != 0);
       return c10::IValue(l);
     }
     case LT_V_TENSOR_LIST: {
@@ -142,6 +146,109 @@ void from_ivalue(const c10::IValue &iv, lt_value &out) {
   }
 }
 
+// A tensor argument the operator may write (schema alias annotation `Tensor(a!)`: in-place
+// self, out=, resize_), with its geometry before the call. libtorch 1.13 resizes such a tensor
+// (resize_, resize_output) by setting the new sizes first and allocating the storage after; when
+// that allocation throws (out of memory, or lt_debug_alloc_limit's cap) the tensor is left sized
+// past its storage, and any later read or write of it runs off the end of the buffer. PyTorch
+// 1.13.1 leaves the same state (x = torch.zeros(3); x.resize_(2**40) raises and x.shape is then
+// [1099511627776] over 12 bytes; torch.range(0.5, 2.**53, out=y) then y.sum() segfaults). ltorch
+// puts back the sizes, strides and offset such a tensor had before the failed call: a failed
+// call leaves it as it was (only when the new geometry does not fit its storage).
+struct WrittenTensor {
+  at::Tensor t;
+  std::vector<int64_t> sizes, strides;
+  int64_t offset;
+};
+
+// The bytes of storage a strided tensor's geometry reaches (offset, sizes, strides), computed in
+// 128 bits: a fuzzed 2^31 x 2^31 out= tensor would overflow int64 into a "fitting" negative.
+__int128 needed_bytes(const at::Tensor &t) {
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.size(d) == 0) return 0;
+  __int128 last = t.storage_offset();
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    __int128 step = static_cast<__int128>(t.size(d) - 1) * t.stride(d);
+    if (step > 0) last += step;  // a negative stride reaches below the offset, not past the end
+  }
+  return (last + 1) * static_cast<__int128>(t.element_size());
+}
+
+bool fits_storage(const at::Tensor &t) {
+  if (!t.defined() || !t.has_storage()) return true;
+  return needed_bytes(t) <= static_cast<__int128>(t.storage().nbytes());
+}
+
+void note_written(const c10::FunctionSchema &schema, const torch::jit::Stack &stack,
+                  std::vector<WrittenTensor> &out) {
+  const auto &params = schema.arguments();
+  size_t n = std::min(params.size(), stack.size());
+  for (size_t i = 0; i < n; ++i) {
+    const auto *alias = params[i].alias_info();
+    if (alias == nullptr || !alias->isWrite()) continue;
+    auto note = [&](const at::Tensor &t) {
+      if (t.defined() && t.layout() == at::kStrided && t.has_storage())
+        out.push_back({t, t.sizes().vec(), t.strides().vec(), t.storage_offset()});
+    };
+    if (stack[i].isTensor()) {
+      note(stack[i].toTensor());
+    } else if (stack[i].isTensorList()) {
+      for (const auto &t : stack[i].toTensorVector()) note(t);
+    }
+  }
+}
+
+// After a call that succeeded: libtorch 1.13's resize_/resize_as_ with a memory_format, on a
+// tensor that already has the requested sizes (an expanded view, say: randn(1, 4):expand(3, 4)),
+// returns early without growing the storage and then restrides it to contiguous, leaving a 3x4
+// tensor with strides (4, 1) over 16 bytes; the next write runs off the heap buffer (found by
+// tools/api_fuzz.lua, seed 20261202: the "corrupted double-linked list" abort). PyTorch 1.13.1
+// does the same: x = torch.randn(1, 64).expand(64, 64); x.resize_(64, 64,
+// memory_format=torch.contiguous_format); x.fill_(1) corrupts the heap (SIGSEGV). ltorch grows
+// the storage as resize_ would have (the bytes the new geometry needs, shared with any views),
+// or, when it cannot (a non-resizable or non-CPU storage, out of memory), puts the old geometry
+// back and raises.
+void grow_written(std::vector<WrittenTensor> &written) {
+  for (auto &w : written) {
+    if (fits_storage(w.t)) continue;
+    const at::Tensor &t = w.t;
+    __int128 need = needed_bytes(t);
+    try {
+      if (!t.is_cpu()) throw lt::ValueError("not a CPU tensor");
+      if (need > static_cast<__int128>(std::numeric_limits<int64_t>::max()))
+        throw lt::ValueError("its size in bytes overflows int64");
+      at::native::resize_bytes_cpu(t.storage().unsafeGetStorageImpl(), static_cast<size_t>(need));
+    } catch (const std::exception &e) {
+      t.unsafeGetTensorImpl()->set_sizes_and_strides(w.sizes, w.strides, w.offset);
+      throw lt::ValueError(std::string("the operator left a tensor sized past its storage and it could not be grown (") +
+                           e.what() + "); its previous sizes were restored");
+    }
+  }
+}
+
+void restore_written(std::vector<WrittenTensor> &written) noexcept {
+  for (auto &w : written) {
+    try {
+      if (!fits_storage(w.t))
+        w.t.unsafeGetTensorImpl()->set_sizes_and_strides(w.sizes, w.strides, w.offset);
+    } catch (...) {
+    }
+  }
+}
+
+// Runs the operator; a tensor it may write is never left sized past its storage (above).
+__attribute__((noinline)) void call_guarded(const c10::OperatorHandle &handle, torch::jit::Stack &stack) {
+  std::vector<WrittenTensor> written;
+  note_written(handle.schema(), stack, written);
+  try {
+    handle.callBoxed(&stack);
+  } catch (...) {
+    restore_written(written);
+    throw;
+  }
+  grow_written(written);
+}
+
 }  // namespace
 
 extern "C" {
@@ -185,7 +292,7 @@ int lt_op_call(const lt_op *op, const lt_value *args, int nargs, lt_value *resul
   torch::jit::Stack stack;
   stack.reserve(static_cast<size_t>(nargs));
   for (int i = 0; i < nargs; ++i) stack.push_back(to_ivalue(args[i]));
-  op->handle.callBoxed(&stack);
+  call_guarded(op->handle, stack);
   if (static_cast<int>(stack.size()) > capacity)
     throw lt::ValueError("operator returned " + std::to_string(stack.size()) + " values, room for " +
                          std::to_string(capacity));

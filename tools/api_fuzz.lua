@@ -82,12 +82,19 @@ local EXCLUDE = {
   native_channel_shuffle = "groups = 0 divides by zero: SIGFPE inside libtorch 1.13 (channel_shuffle checks)",
   choose_qparams_optimized = "quantization helper: negative sizes segfault inside libtorch 1.13",
   binomial = "count = 2^31 samples by rejection, per element: hangs (libtorch)",
-  resize_ = "a failed huge resize_ leaves the new sizes on the old storage (libtorch 1.13; finding)",
-  resize_as_ = "as resize_",
   embedding_bag = "heap-buffer-overflow inside libtorch 1.13 on mismatched index/offset dtypes (ASan: memset)",
-  chunk = "chunks = 2^53 on an empty dim returns 2^53 empty tensors: hangs allocating metadata (libtorch; DoS)",
-  unsafe_chunk = "as chunk",
   gradient = "spacing = a Tensor[] with fuzzed shapes segfaults inside libtorch 1.13 (gradient({edge_order=1, spacing={..}}))",
+  histogramdd = "int[] bins shorter than the input's last dim are read out of bounds (no length check in 1.13): "
+    .. "histogramdd(randn(3, 4), {}) segfaults, bins = {2, 2} asks for 5e14 bytes. PyTorch 1.13.1 too: "
+    .. "python3 -c 'import torch; torch.histogramdd(torch.randn(3, 4), [])' -> SIGSEGV (fuzz seed 20261202)",
+  native_batch_norm = "training on an input with no elements per channel divides by zero: SIGFPE inside libtorch 1.13. "
+    .. "PyTorch 1.13.1 too: python3 -c 'import torch; torch.native_batch_norm(torch.zeros(3, 0), None, None, None, "
+    .. "None, True, 0.1, 1e-5)' -> SIGFPE (torch.batch_norm checks for empty input first and is fuzzed)",
+  batch_norm_update_stats = "as native_batch_norm: batch_norm_update_stats(zeros(3, 0), nil, nil, 0.5) -> SIGFPE; "
+    .. "python3 -c 'import torch; torch.batch_norm_update_stats(torch.zeros(3, 0), None, None, 0.5)' too (fuzz seed 1)",
+  gru_cell = "weights whose rows are not 3 x hidden (no shape check in 1.13) segfault inside libtorch. PyTorch 1.13.1 too: "
+    .. "python3 -c 'import torch; r = torch.randn; torch.gru_cell(r(3, 4), r(3, 4), r(3, 4), r(4, 4))' -> SIGSEGV (fuzz seed 7; "
+    .. "lstm_cell/rnn_*_cell raise for the same shapes)",
   align_tensors = "an empty list segfaults inside libtorch 1.13 (dereferences max_element of nothing)",
 }
 -- Whole families, by pattern: libtorch kernels that trust their callers (autograd's backward
@@ -101,6 +108,27 @@ local EXCLUDE_PATTERNS = {
   { "_polynomial_", "special_*_polynomial_*(x, n): an O(n) recurrence per element; n = 2^53 runs for hours (slow by design)" },
   { "^mkldnn_", "mkldnn kernels: unchecked" }, { "^cudnn_", "cuDNN-only" }, { "^miopen_", "MIOpen-only" },
 }
+-- Names called with finite tensors only: before the call, every floating/complex tensor argument
+-- holding NaN/Inf is replaced by its nan_to_num(0, 1, -1) (same shape and dtype), or by 0 if that fails.
+-- LAPACK's SVD driver (sgesdd/dgesdd -> xbdsqr) loops forever on non-finite input in OpenBLAS
+-- 0.3.21's bundled LAPACK (Debian libopenblas0-openmp, which becomes /lib/.../liblapack.so.3 when
+-- installed); reference LAPACK 3.11 returns an error instead. PyTorch 1.13.1 hangs the same way:
+--   python3 -c 'import torch; x=torch.arange(25.).reshape(5,5); x[1]=float("inf"); torch.linalg.svd(x)'
+-- (hangs with OpenBLAS's liblapack; "failed to converge" with /usr/lib/x86_64-linux-gnu/lapack).
+-- Found by this fuzzer: seed 20261202, call 64545, linalg_svd(T2x3x5x5) stuck in sbdsqr_.
+-- svdvals/matrix_rank/matrix_norm(2|nuc)/cond (jobz='N') return NaN or raise: fuzzed as usual.
+-- linalg_eigvals: the glibc heap corruption ("free(): invalid next size", "corrupted double-linked
+-- list" tens of thousands of calls later, seed 20261202). Unlike linalg_eig it does not check for
+-- Inf/NaN, and LAPACK's xgeev (xgebal/xgehrd/xhseqr, "parameter N had an illegal value") then
+-- writes out of bounds: PyTorch 1.13.1 aborts with "double free or corruption (out)" with either
+-- LAPACK: python3 -c 'import torch; torch.linalg.eigvals(torch.full((2, 2), float("inf")))'
+-- (float32, float64 and complex64 alike). With OpenBLAS's LAPACK, sgebal can also loop forever on
+-- NaN input (seed 1: linalg_eigvals(T4x4, {out=T2x2:complex64}) stuck in sgebal_).
+local FINITE_ONLY_PATTERNS = { "svd", "pinv", "lstsq", "^linalg_eigvals$" }
+local function finite_only(name)
+  for _, p in ipairs(FINITE_ONLY_PATTERNS) do if name:find(p) then return true end end
+  return false
+end
 local skipped = {}
 if opt.skip_file then
   for line in io.lines(opt.skip_file) do skipped[line] = true end
@@ -110,8 +138,26 @@ local function excluded(name)
   if skipped[name] then return "--skip-file" end
   for _, p in ipairs(EXCLUDE_PATTERNS) do if name:find(p[1]) then return p[2] end end
 end
--- Names whose integer arguments must stay small (each is slow or loops in the argument).
-local SMALL_INTS = { polygamma = true, mvlgamma = true, matrix_power = true }
+-- Names whose integer arguments must stay small (each is slow or loops in the argument): their
+-- numbers above 64 are replaced by small ones on every path (schema-guided or random).
+-- The split family returns one tensor per section and nothing bounds the count: libtorch builds
+-- a std::vector of N (empty) tensors, hundreds of bytes each, so vsplit(zeros(0, 3), 2^31) or
+-- tensor_split(x, 2^31) or chunk(zeros(0), 2^53) allocate until the OOM killer ends the process
+-- (found: seed 20261202, vsplit(T0x3, 2147483648) at call 75913, 24 GB RSS). PyTorch 1.13.1 is the
+-- same, memory linear in N: python3 -c 'import torch; print(len(torch.vsplit(torch.zeros(0, 3), 10**6)))'
+-- prints 1000000 and grows the RSS by 0.6 GB; 2**31 exhausts any machine.
+local SMALL_INTS = { polygamma = true, mvlgamma = true, matrix_power = true,
+  tensor_split = true, vsplit = true, hsplit = true, dsplit = true, chunk = true, unsafe_chunk = true,
+  split = true, unsafe_split = true, split_copy = true, unsafe_chunk_copy = true,
+  -- upscale_factor^2 overflows int64 to 0 for factors >= 2^32, then divides by it: SIGFPE inside
+  -- libtorch 1.13 (found: seed 1, pixel_shuffle(T2x3x5x5, 2^53)). PyTorch 1.13.1 too:
+  -- python3 -c 'import torch; torch.pixel_shuffle(torch.randn(2, 3, 5, 5), 2**32)' -> SIGFPE.
+  pixel_shuffle = true,
+  -- a kernel_size >= 2^32 (the output-size arithmetic overflows) runs for hours inside libtorch
+  -- 1.13's max_pool1d (found: seed 7, max_pool1d(T6x4, {2^53}, 2) at call ~732k). PyTorch 1.13.1
+  -- too: python3 -c 'import torch; torch.max_pool1d(torch.randn(6, 4), [2**40], 2)' never returns
+  -- (2**31 raises "Invalid computed output size"; max_pool1d_with_indices raises for 2**40).
+  max_pool1d = true }
 local SMALL_INT_PATTERNS = { "_polynomial_" }  -- special_*_polynomial_*(x, n): O(n) per element
 
 ---------------------------------------------------------------- rng
@@ -466,6 +512,39 @@ while true do
     local m = table.maxn(extra)
     for i = 1, m do a[n + i] = extra[i] end
     n = n + m
+    if small_ints(tgt.name) then
+      local function small(v)
+        if type(v) == "number" and v == v and math.abs(v) > 64 and v ~= math.huge and v ~= -math.huge then
+          return pick(SMALL)
+        end
+        return v
+      end
+      for i = 1, n do
+        if type(a[i]) == "table" and getmetatable(a[i]) == nil then
+          for k, v in pairs(a[i]) do a[i][k] = small(v) end
+        else
+          a[i] = small(a[i])
+        end
+      end
+    end
+    if finite_only(tgt.name) then
+      local function finite(v)
+        if not torch.is_tensor(v) then return v end
+        local ok, bad = pcall(function()
+          return (v:is_floating_point() or v:is_complex()) and not torch.isfinite(v):all():item()
+        end)
+        if not ok or not bad then return v end
+        local ok2, r = pcall(v.nan_to_num, v, 0, 1, -1)
+        return ok2 and r or 0
+      end
+      for i = 1, n do
+        if type(a[i]) == "table" and getmetatable(a[i]) == nil then
+          for k, v in pairs(a[i]) do a[i][k] = finite(v) end
+        else
+          a[i] = finite(a[i])
+        end
+      end
+    end
     note(("%s %s(%s)"):format(tgt.kind, tgt.name, describe_args(a, n)))
     counts.calls = counts.calls + 1
     called[tgt.name] = true
@@ -503,7 +582,9 @@ while true do
     -- libtorch 1.13 resizes an out=/in-place tensor before allocating its new storage; when
     -- that allocation fails (our 64 MiB cap) the tensor keeps the huge sizes over its old
     -- storage, and any later read runs off the end (seen: std_mean on a "2^53-element" tensor
-    -- segfaulted). Such tensors are reported once per op and dropped from the pool.
+    -- segfaulted). PyTorch 1.13.1 leaves that state too; ltorch's lt_op_call puts the old sizes
+    -- back (bindings/lt_dispatch.cpp, restore_written). This check stays as the detector: any
+    -- tensor still sized past 2^24 elements after a failed call is reported and dropped.
     if not ok then
       local seen = {}
       for i = 1, n do  -- the arguments, and the tensors inside table arguments (out = t)

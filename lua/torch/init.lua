@@ -44,7 +44,23 @@ merge(views)
 for name, d in pairs(dtype_mod.by_name) do torch[name] = d end
 
 torch.Tensor = T.Tensor
-torch.Size = function(list) return T.new_size(list or {}) end
+-- torch.Size(list) builds a new Size from a list of integers (as PyTorch's torch.Size(iterable));
+-- it never adopts its argument: setmetatable on a caller's table would turn, say, torch.float32
+-- into a Size (found by tools/api_fuzz.lua).
+torch.Size = function(list)
+  if list == nil then return T.new_size({}) end
+  local mt = getmetatable(list)
+  if type(list) ~= "table" or (mt ~= nil and mt ~= T.Size) then args.bad("Size", 1, "list of integers", args.typename(list)) end
+  local s = {}
+  for i = 1, #list do
+    local v = list[i]
+    if not args.is_int(v) then
+      error(("torch.Size: element %d must be an integer, got %s"):format(i, type(v) == "number" and tostring(v) or args.typename(v)), 2)
+    end
+    s[i] = v
+  end
+  return T.new_size(s)
+end
 torch.is_tensor = T.is_tensor
 torch.newaxis = indexing.newaxis
 

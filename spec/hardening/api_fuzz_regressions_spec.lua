@@ -1,0 +1,103 @@
+-- spec/hardening/api_fuzz_regressions_spec.lua — ltorch bugs that tools/api_fuzz.lua found,
+-- each pinned by the smallest call that showed it (the libtorch 1.13 crashes it found are
+-- excluded by name in the fuzzer instead, with a PyTorch reproduction in the reason).
+local torch = require "torch"
+
+describe("api_fuzz regressions", function()
+  describe("torch.Size", function()
+    -- torch.Size(t) used to setmetatable(t, Size) on its argument: the fuzzer's
+    -- torch.Size(torch.float32) (seed 20261202, call 31017) turned the float32 dtype into a Size
+    -- for the rest of the process (tostring(x.dtype) == "torch.Size([])"), followed ~100k
+    -- calls later by glibc's "free(): invalid next size (fast)".
+    it("never adopts its argument", function()
+      local ok = pcall(torch.Size, torch.float32)
+      assert.is_false(ok)
+      assert.are.equal("torch.float32", tostring(torch.float32))
+      assert.are.equal(torch.float32, torch.zeros(2).dtype)
+      local list = { 2, 3 }
+      local s = torch.Size(list)
+      assert.is_nil(getmetatable(list))
+      list[1] = 9
+      assert.are.equal("torch.Size([2, 3])", tostring(s))
+    end)
+
+    it("takes a list of integers or a Size, and nothing else", function()
+      assert.are.equal(torch.Size({ 2, 3 }), torch.Size(torch.Size({ 2, 3 })))
+      assert.are.equal("torch.Size([])", tostring(torch.Size()))
+      assert.are.equal("torch.Size([])", tostring(torch.Size({})))
+      assert.has_error(function() torch.Size(3) end)
+      assert.has_error(function() torch.Size("2, 3") end)
+      assert.has_error(function() torch.Size({ 2.5 }) end)
+      assert.has_error(function() torch.Size({ torch.zeros(1) }) end)
+      assert.has_error(function() torch.Size(setmetatable({}, { __index = function() error("poisoned") end })) end)
+      assert.are.same({ 2, 2 }, torch.zeros(torch.Size({ 2, 2 })):size())
+    end)
+  end)
+
+  describe("a failed resize (out of memory) leaves the tensor as it was", function()
+    -- libtorch 1.13 sets the new sizes before allocating; a failed allocation left the tensor
+    -- sized past its storage (PyTorch 1.13.1 too). lt_op_call restores the old geometry.
+    it("resize_", function()
+      local x = torch.ones(3)
+      assert.has_error(function() x:resize_(2 ^ 40) end)
+      assert.are.same({ 3 }, x:size())
+      assert.are.equal(3, x:sum():item())
+    end)
+
+    it("resize_as_", function()
+      local x = torch.ones(2, 2)
+      assert.has_error(function() x:resize_as_(torch.zeros(1):expand({ 2 ^ 40 })) end)
+      assert.are.same({ 2, 2 }, x:size())
+      assert.are.equal(4, x:sum():item())
+    end)
+
+    it("out= tensors (range, fft_fftfreq)", function()
+      local y = torch.ones(2, 2):t()
+      assert.has_error(function() torch.range(0.5, 2 ^ 53, { out = y }) end)
+      assert.are.same({ 2, 2 }, y:size())
+      assert.are.same({ 1, 2 }, y:stride())
+      assert.are.equal(4, y:sum():item())
+      local z = torch.ones(3)
+      assert.has_error(function() torch.fft_fftfreq(2 ^ 53, { out = z }) end)
+      assert.are.same({ 3 }, z:size())
+      assert.are.equal(3, z:sum():item())
+    end)
+
+    it("an out= size whose byte count overflows int64 (diag into 2^31 x 2^31)", function()
+      local o = torch.ones(2)
+      assert.has_error(function() torch.diag(torch.zeros(0), 2 ^ 31, { out = o }) end)
+      assert.are.same({ 2 }, o:size())
+      assert.are.equal(2, o:sum():item())
+    end)
+
+    it("a resize that succeeds still resizes", function()
+      local x = torch.ones(3)
+      x:resize_(5)
+      assert.are.same({ 5 }, x:size())
+      local y = torch.zeros(2)
+      torch.range(0, 3, { out = y })
+      assert.are.same({ 4 }, y:size())
+    end)
+  end)
+
+  describe("resize_ with a memory_format on a tensor that already has those sizes", function()
+    -- libtorch 1.13 skips growing the storage (the sizes did not change) and then restrides to
+    -- contiguous: an expanded 64x64 view over 64 floats became strides (64, 1) over 256 bytes,
+    -- and the next write corrupted the heap (the fuzzer's "corrupted double-linked list",
+    -- seed 20261202; PyTorch 1.13.1 segfaults the same way). lt_op_call grows the storage.
+    it("grows the storage to fit the new strides", function()
+      local base = torch.randn(1, 64)
+      local x = base:expand({ 64, 64 })
+      x:resize_(64, 64, { memory_format = "contiguous_format" })
+      assert.are.same({ 64, 1 }, x:stride())
+      x:fill_(2)
+      assert.are.equal(8192, x:sum():item())
+      local y = torch.randn(1, 4):expand({ 3, 4 })
+      y:resize_as_(torch.zeros(3, 4, { dtype = torch.int64 }), { memory_format = "contiguous_format" })
+      assert.are.same({ 4, 1 }, y:stride())
+      y:fill_(1)
+      assert.are.equal(12, y:sum():item())
+      assert.are.same({ 1, 64 }, base:size())  -- the base shares the grown storage, unchanged in shape
+    end)
+  end)
+end)
