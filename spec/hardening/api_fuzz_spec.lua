@@ -6,11 +6,12 @@
 -- The figures (calls made, distinct names, distinct error messages, internal errors) are printed
 -- to stdout and stderr, so they show in CI logs whatever busted's output handler does.
 --
--- Knobs: LTORCH_FUZZ_CALLS (default 500000: ~2 min here, the same call sequence everywhere),
+-- Knobs: LTORCH_FUZZ_CALLS (default 500000: ~2.5 min here on a shared 2-core box, ~1 min idle;
+-- the same call sequence everywhere),
 -- LTORCH_FUZZ_SECONDS (a safety cap, default 240: a slower machine makes fewer calls),
 -- LTORCH_FUZZ_SEED (default 20261202). A CI failure reproduces with
 --   build/ltorch tools/api_fuzz.lua --seed N --calls C --seconds S --trace F
--- Seeds 20261202, 1 and 7 survive 800,000 calls (~3.5 min) here; every libtorch 1.13 crash the
+-- Seeds 20261202, 1 and 7 survive 800,000 calls (~4 min each) here; every libtorch 1.13 crash the
 -- fuzzer found is excluded (or its arguments bounded) by name in tools/api_fuzz.lua, with the
 -- reason and a PyTorch 1.13.1 reproduction; ltorch's own bugs it found are fixed and pinned in
 -- spec/hardening/api_fuzz_regressions_spec.lua.
