@@ -316,9 +316,8 @@ local function schema_args(name, as_method)
       first = false
       local v = typed_value(p, name)
       if p.kwarg_only or (p.has_default and chance(0.3)) then
-        if p.kwarg_only and p.has_default and chance(0.5) then
-          -- leave it to the default
-        else
+        -- a defaulted keyword is sometimes left to its default
+        if not (p.kwarg_only and p.has_default and chance(0.5)) then
           kw = kw or {}
           kw[p.name] = v
         end
