@@ -115,6 +115,13 @@ describe("embedding ltorch from an installed prefix", function()
     local out, rc = classify("timeout 300 valgrind -q --leak-check=full --show-leak-kinds=definite "
       .. "--errors-for-leak-kinds=definite --error-exitcode=99 --num-callers=24 "
       .. "--suppressions=" .. q(os.getenv("PWD") .. "/spec/embed/valgrind.supp") .. " ")
+    -- valgrind 3.19 does not decode every instruction of every CPU: on some AMD EPYC machines
+    -- libhwy's load-time initialiser (libtorch -> opencv -> libavcodec -> libjxl -> libhwy) dies
+    -- with SIGILL before any ltorch code runs. That says nothing about our leaks: skip, saying so.
+    local frame = out:match("signal 4 %(SIGILL%)\n[^\n]*Illegal opcode[^\n]*\n[^\n]*at [^\n]*%(in ([^)]+)%)")
+    if rc ~= 0 and frame and not frame:find("ltorch", 1, true) then
+      return pending("valgrind cannot emulate an instruction in " .. frame .. " on this CPU (before ltorch runs)")
+    end
     assert.are.equal(0, rc, out)
     assert.matches("input buffer released\n$", out)
   end)
