@@ -17,7 +17,10 @@
 #include "lt.h"
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/DispatchKeySet.h>
 #include <c10/core/TensorOptions.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/util/Optional.h>
 #include <c10/util/Exception.h>
 
 #include <stdexcept>
@@ -70,6 +73,27 @@ inline at::IntArrayRef int_list(const int64_t *values, int n) {
   if (n < 0) throw ValueError("negative length for an integer list");
   return at::IntArrayRef(values, static_cast<size_t>(n));
 }
+
+/* True when t carries no autograd metadata: it does not require grad, has no grad_fn, is not a
+   tracked view and has no forward-mode gradient. */
+inline bool plain(const at::Tensor &t) { return t.unsafeGetTensorImpl()->autograd_meta() == nullptr; }
+
+/* PlainOp: scope guard for an out-of-place op that makes a fresh result (elementwise math,
+   matmul). When none of its inputs has autograd metadata, the op can record no history and
+   needs no version-counter or view bookkeeping, so the Autograd and ADInplaceOrView dispatch
+   keys are skipped for its duration: the kernel libtorch runs and the result are the same, minus
+   ~0.1-0.2 µs of autograd dispatch per call (docs/PERFORMANCE.md, workload 1). Never use it for
+   in-place ops (they must bump version counters of tensors saved for backward) or for views
+   (they must share the base's version counter and carry view metadata). */
+class PlainOp {
+ public:
+  explicit PlainOp(bool inputs_plain) {
+    if (inputs_plain) guard_.emplace(c10::autograd_dispatch_keyset_with_ADInplaceOrView);
+  }
+
+ private:
+  c10::optional<c10::impl::ExcludeDispatchKeyGuard> guard_;
+};
 
 c10::ScalarType scalar_type(int code);
 c10::Device device(int device_type, int device_index);

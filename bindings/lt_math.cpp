@@ -180,7 +180,9 @@ extern "C" {
 
 int lt_unary(lt_tensor **out, int op, const lt_tensor *t) {
   LT_TRY
-  *out = lt::wrap(unary(op, lt::get(t)));
+  const at::Tensor &x = lt::get(t);
+  lt::PlainOp plain_op(lt::plain(x));
+  *out = lt::wrap(unary(op, x));
   LT_CATCH
 }
 
@@ -192,7 +194,9 @@ int lt_unary_(int op, lt_tensor *t) {
 
 int lt_binary(lt_tensor **out, int op, const lt_tensor *a, const lt_tensor *b, double alpha) {
   LT_TRY
-  *out = lt::wrap(binary(op, lt::get(a), lt::get(b), number_scalar(alpha)));
+  const at::Tensor &x = lt::get(a), &y = lt::get(b);
+  lt::PlainOp plain_op(lt::plain(x) && lt::plain(y));
+  *out = lt::wrap(binary(op, x, y, number_scalar(alpha)));
   LT_CATCH
 }
 
@@ -207,8 +211,10 @@ int lt_binary_(int op, lt_tensor *a, const lt_tensor *b, double alpha) {
    general pow a wrapped-tensor exponent gets. */
 int lt_binary_scalar(lt_tensor **out, int op, const lt_tensor *a, double b, int kind) {
   LT_TRY
-  if (op == LT_POW) *out = lt::wrap(lt::get(a).pow(lt::scalar(b, kind)));
-  else *out = lt::wrap(binary(op, lt::get(a), wrapped(b, kind), at::Scalar(1)));
+  const at::Tensor &x = lt::get(a);
+  lt::PlainOp plain_op(lt::plain(x));
+  if (op == LT_POW) *out = lt::wrap(x.pow(lt::scalar(b, kind)));
+  else *out = lt::wrap(binary(op, x, wrapped(b, kind), at::Scalar(1)));
   LT_CATCH
 }
 
@@ -221,7 +227,9 @@ int lt_binary_scalar_(int op, lt_tensor *a, double b, int kind) {
 
 int lt_scalar_binary(lt_tensor **out, int op, double a, int kind, const lt_tensor *b) {
   LT_TRY
-  *out = lt::wrap(binary(op, wrapped(a, kind), lt::get(b), at::Scalar(1)));
+  const at::Tensor &y = lt::get(b);
+  lt::PlainOp plain_op(lt::plain(y));
+  *out = lt::wrap(binary(op, wrapped(a, kind), y, at::Scalar(1)));
   LT_CATCH
 }
 

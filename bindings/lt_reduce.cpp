@@ -170,13 +170,17 @@ int lt_topk(lt_tensor **values, lt_tensor **indices, const lt_tensor *t, int64_t
 
 int lt_matmul(lt_tensor **out, const lt_tensor *a, const lt_tensor *b) {
   LT_TRY
-  *out = lt::wrap(at::matmul(lt::get(a), lt::get(b)));
+  const at::Tensor &x = lt::get(a), &y = lt::get(b);
+  lt::PlainOp plain_op(lt::plain(x) && lt::plain(y));
+  *out = lt::wrap(at::matmul(x, y));
   LT_CATCH
 }
 
 int lt_mm(lt_tensor **out, const lt_tensor *a, const lt_tensor *b) {
   LT_TRY
-  *out = lt::wrap(at::mm(lt::get(a), lt::get(b)));
+  const at::Tensor &x = lt::get(a), &y = lt::get(b);
+  lt::PlainOp plain_op(lt::plain(x) && lt::plain(y));
+  *out = lt::wrap(at::mm(x, y));
   LT_CATCH
 }
 
