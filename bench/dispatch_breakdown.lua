@@ -5,11 +5,12 @@
 
   Run: build/ltorch bench/dispatch_breakdown.lua
     raw+free        C.lt_binary + lt_tensor_free at once: the libtorch op + bindings, no Lua object
-    ref(luafin)     + a finalizable cdata per result whose __gc is a Lua function (the old __gc)
-    ref(cfin)       + the same with __gc = lt_tensor_free itself (the current __gc)
-    raw+wrap        + memory.wrap (Ref, live-byte accounting, pressure-driven GC steps)
+    ref(luafin)     + a finalizable cdata per result whose __gc is a Lua function (the first design)
+    ref(cfin)       + the same with __gc = lt_tensor_free itself (the second design)
+    raw+wrap        + memory.wrap: the current design, a ref without __gc in a slab slot, released
+                    by the slab sweep after each GC cycle (plus live-byte accounting, GC steps)
     a:add(b), a+b   the public paths (argument checks, metamethod)
-    a+b free        a + b with r:free() at once (the result is still a finalizable cdata)
+    a+b free        a + b with r:free() at once
     big[3], matmul, mul   the other dispatch workloads through the public paths
 ]]
 local torch = require "torch"

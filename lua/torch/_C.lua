@@ -8,9 +8,9 @@
   executable and embedding hosts have the library loaded already (ffi.C); under a stock luajit
   this module loads it (see load_bindings), so `luajit -e 'require "torch"'` works too.
 
-  A tensor in Lua is an `lt_tensor_ref` struct cdata holding one C handle. Its metatable (set
-  once, in torch.tensor) frees the handle when the cdata is collected; `x:free()` frees it early
-  and nulls the field, after which any use raises "tensor was freed".
+  A tensor in Lua is an `lt_tensor_ref` struct cdata holding one C handle and its slot in the
+  state's slab (torch._memory, which releases the handle once the collector has freed the ref);
+  `x:free()` frees it early and nulls the field, after which any use raises "tensor was freed".
 
   Test runners such as busted reload modules per spec file. ffi.cdef and ffi.metatype may run only
   once per state, so the declared state is kept in the Lua registry and reused on reload.
@@ -58,7 +58,7 @@ if not state then
     end
   end
   ffi.cdef(ffi.string(lib.lt_cdef_source()))
-  ffi.cdef [[ typedef struct lt_tensor_ref { lt_tensor *h; } lt_tensor_ref; ]]
+  ffi.cdef [[ typedef struct lt_tensor_ref { lt_tensor *h; int32_t slot; } lt_tensor_ref; ]]
   -- Release ids (torch._memory.hold_blob) count up from serial * 2^32: unique per process.
   state = { metatype_set = false, lib = lib,
             next_blob_id = tonumber(lib.lt_next_state_serial()) * 2 ^ 32 }

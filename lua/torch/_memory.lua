@@ -1,8 +1,19 @@
 --[[
   torch._memory — how tensor handles live and die on the Lua side.
 
-  Every C result handle goes through `wrap`, which boxes it in an lt_tensor_ref cdata (freed by
-  the type's __gc when collected) and does two cheap things:
+  Every C result handle goes through `wrap`, which boxes it in an lt_tensor_ref cdata and does
+  three cheap things:
+    * slot ownership instead of a finalizer per tensor: the handle is also stored in a slot of
+      this Lua state's slab (an FFI array of handles beside a weak-valued table of the refs).
+      The ref type has no __gc, so creating and collecting a tensor costs LuaJIT no finalizer
+      registration, lookup or extra cycle. One sentinel userdata per GC cycle has a __gc; when
+      it runs, a cycle has finished and the collector has cleared the weak entries of every
+      ref it freed, so the next wrap (or torch.collect) sweeps the slab: each slot whose ref is
+      gone has its handle released with lt_tensor_free, in one JIT-compiled loop, and goes back
+      on the free list. At lua_close, LuaJIT runs cdata finalizers before userdata ones, so
+      a host's ffi.gc finalizer still sees valid tensors; then the slab's closer (a userdata)
+      releases every handle still held and nulls those refs, so a userdata finalizer that runs
+      after it gets "tensor was freed", not freed memory.
     * pressure-driven collection: the Lua GC cannot see tensor bytes, so wrap reads the live
       byte counter that the bindings' CPU allocator keeps (a struct field, no call) and, every
       1024 handles or whenever tensor memory grew by 64 MiB, tells the collector what it cannot
@@ -51,11 +62,71 @@ local function drain_blobs()
   until drained_count[0] < 64
 end
 
+--[[ The slab: kept in the registry (through torch._C's state) so a module reload (busted) keeps
+     one slab per Lua state. Slots are 1-based; slot 0 in a ref means "not in the slab". ]]
+local HandleArray = ffi.typeof("lt_tensor*[?]")
+local slab = _C.state.slab
+if not slab then
+  slab = { live = setmetatable({}, { __mode = "v" }), handles = HandleArray(1025), capacity = 1024,
+           top = 0, free = {}, nfree = 0, pending = false, swept = 0 }
+  _C.state.slab = slab
+  -- One finalizable sentinel per GC cycle: its __gc marks the cycle's end and makes the next one.
+  local function arm()
+    local sentinel = newproxy(true)
+    getmetatable(sentinel).__gc = function()
+      slab.pending = true
+      arm()
+    end
+  end
+  arm()
+  -- At lua_close: release what is still held, and null the refs still alive.
+  slab.closer = newproxy(true)
+  getmetatable(slab.closer).__gc = function()
+    local live, handles = slab.live, slab.handles
+    for i = 1, slab.top do
+      local h = handles[i]
+      if h ~= nil then
+        local t = live[i]
+        if t ~= nil and t.slot == i then t.h = nil end
+        handles[i] = nil
+        C.lt_tensor_free(h)
+      end
+    end
+  end
+end
+
+-- Releases the handles of the refs the collector has freed; their slots go on the free list.
+local function sweep()
+  slab.pending = false
+  local live, handles, free, nfree = slab.live, slab.handles, slab.free, slab.nfree
+  local released = 0
+  for i = 1, slab.top do
+    local h = handles[i]
+    if h ~= nil and live[i] == nil then
+      handles[i] = nil
+      C.lt_tensor_free(h)
+      nfree = nfree + 1
+      free[nfree] = i
+      released = released + 1
+    end
+  end
+  slab.nfree = nfree
+  slab.swept = slab.swept + released
+end
+
+local function grow()
+  local capacity = slab.capacity * 2
+  local handles = HandleArray(capacity + 1)
+  ffi.copy(handles, slab.handles, (slab.capacity + 1) * ffi.sizeof("lt_tensor*"))
+  slab.handles, slab.capacity = handles, capacity
+end
+
 local function account()
   local live = tonumber(mem.live_bytes)
   local grown = live - bytes_at_step
   if grown < 0 then grown = 0 end
   collectgarbage("step", (grown + handles_since_step * HANDLE_COST) / 1024)
+  if slab.pending then sweep() end
   live = tonumber(mem.live_bytes)
   handles_since_step, bytes_at_step = 0, live
   next_byte_trigger = live + STEP_BYTES
@@ -65,9 +136,25 @@ end
 -- Boxes a handle returned by the bindings. A NULL handle (an undefined tensor) becomes nil.
 local function wrap(h)
   if h == nil then return nil end
-  local t = Ref(h)
+  local slot
+  local nfree = slab.nfree
+  if nfree > 0 then
+    slot = slab.free[nfree]
+    slab.nfree = nfree - 1
+  else
+    slot = slab.top + 1
+    if slot > slab.capacity then grow() end
+    slab.top = slot
+  end
+  slab.handles[slot] = h
+  local t = Ref(h, slot)
+  slab.live[slot] = t
   handles_since_step = handles_since_step + 1
-  if handles_since_step >= STEP_HANDLES or mem.live_bytes > next_byte_trigger then account() end
+  if handles_since_step >= STEP_HANDLES or mem.live_bytes > next_byte_trigger then
+    account()
+  elseif slab.pending then
+    sweep()
+  end
   if active_scope then active_scope[#active_scope + 1] = t end
   return t
 end
@@ -78,15 +165,16 @@ function M.free(t)
   local h = t.h
   if h ~= nil then
     t.h = nil
+    local slot = t.slot
+    if slot > 0 and slab.handles[slot] == h then
+      slab.handles[slot] = nil
+      local nfree = slab.nfree + 1
+      slab.free[nfree] = slot
+      slab.nfree = nfree
+    end
     C.lt_tensor_free(h)
   end
 end
-
---[[ The __gc of lt_tensor_ref: lt_tensor_free itself, called by the collector without a Lua frame
-     (the struct {lt_tensor *h} passed by value arrives as the handle in the first argument
-     register on x86-64 and aarch64; a freed ref holds NULL, and lt_tensor_free(NULL) is a no-op).
-     bench/dispatch_breakdown.lua, ref(luafin) vs ref(cfin): ~1.13 -> ~1.00 µs per 10-element add. ]]
-M.finalize = ffi.cast("void (*)(lt_tensor_ref)", C.lt_tensor_free)
 
 local function keep_returned(keep, v)
   if ffi.istype(Ref, v) then
@@ -148,6 +236,7 @@ end
 function M.stats()
   drain_blobs()
   return {
+    live_handles = slab.top - slab.nfree,
     live_bytes = tonumber(mem.live_bytes),
     peak_bytes = tonumber(mem.peak_bytes),
     allocations = tonumber(mem.allocations),
@@ -159,6 +248,7 @@ end
 function M.collect()
   collectgarbage("collect")
   collectgarbage("collect")
+  sweep()
   drain_blobs()
   account()
 end

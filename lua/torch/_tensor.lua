@@ -247,7 +247,6 @@ mt.__newindex = function(self, k, v)
   if index_key(k) then return state.index_set(self, k, v) end
   error(("cannot set attribute '%s' of a Tensor"):format(tostring(k)), 2)
 end
-mt.__gc = memory.finalize
 mt.__tostring = function(self) return state.repr(self) end
 mt.__len = function(self)
   local s, n = sizes_of(self)
