@@ -4,13 +4,16 @@
   Markdown table of medians, the ratios ltorch/PyTorch and ltorch/C++ (as time ratios: below 1
   means ltorch is faster), peak RSS, and whether each target is met.
 
-  Run:  build/ltorch bench/run.lua [--reps N] [--scale S] [--only a,b] [--out FILE]
+  Run:  build/ltorch bench/run.lua [--reps N] [--scale S] [--only a,b] [--pin CPU|none] [--out FILE]
         (or: bash bench/run.sh ...)
     --reps   repetitions per workload and implementation (default 5; memory runs once)
     --scale  1 = full size; smaller shrinks counts and sizes (the smoke spec uses 0.01)
     --only   comma-separated subset of: dispatch,startup,mlp,memory,cnn,transformer,epoch
              (epoch = workload 5, one epoch of recipes/train_classifier.lua's default config,
              about 6 s per run and implementation: --only epoch --reps 5 takes ~1.5 min)
+    --pin    run every workload process on this CPU (taskset -c; default 0 when taskset exists,
+             `none` to let the scheduler move them): unpinned, runs on a 2-core VM were bimodal
+             (C++ add 0.58 or 0.94 µs, ltorch 0.90 or 1.46 µs, by run), pinned they were not
     --out    where the Markdown goes (default build/bench_results.md); also printed to stdout
   The C++ program (bench/workloads.cpp) is compiled to build/bench_workloads_cpp when missing or
   older than its source (needs g++ and libtorch's headers; without them, or with the environment
@@ -19,7 +22,7 @@
 ]]
 local ffi = require "ffi"
 
-local opts = { reps = 5, scale = 1, only = nil, out = "build/bench_results.md" }
+local opts = { reps = 5, scale = 1, only = nil, pin = "0", out = "build/bench_results.md" }
 do
   local i = 1
   while i <= #arg do
@@ -28,6 +31,9 @@ do
     elseif k == "--scale" then opts.scale = assert(tonumber(v), "--scale S")
     elseif k == "--only" then opts.only = {} for m in v:gmatch("[^,]+") do opts.only[m] = true end
     elseif k == "--out" then opts.out = v
+    elseif k == "--pin" then
+      assert(v == "none" or (v and v:match("^%d+$")), "--pin CPU (a CPU number) or --pin none")
+      opts.pin = v
     else error("unknown option " .. tostring(k)) end
     i = i + 2
   end
@@ -125,6 +131,12 @@ local startup_cmds = {
 }
 
 local have_gnu_time = select(2, sh("/usr/bin/time -f %e true"))
+-- Pinning: every workload process (start-up included) on one CPU, when taskset can do it.
+if opts.pin ~= "none" and not select(2, sh("taskset -c " .. opts.pin .. " true")) then
+  io.stderr:write("bench: taskset -c ", opts.pin, " does not work here; runs are not pinned\n")
+  opts.pin = "none"
+end
+local function pinned(cmd) return opts.pin == "none" and cmd or ("taskset -c " .. opts.pin .. " " .. cmd) end
 local modes = { "dispatch", "startup", "mlp", "cnn", "transformer", "epoch", "memory" }
 for _, mode in ipairs(modes) do
   if wanted(mode) then
@@ -138,7 +150,7 @@ for _, mode in ipairs(modes) do
             commands[impl.name .. " startup"] = cmd
             -- Wall time from here; CPU time (user + sys) of the child from GNU time when present
             -- (on a shared machine the wall time mostly measures the queue for a core).
-            local timed = have_gnu_time and ("/usr/bin/time -f 'BENCH_TIME %U %S' " .. cmd) or cmd
+            local timed = have_gnu_time and ("/usr/bin/time -f 'BENCH_TIME %U %S' " .. pinned(cmd)) or pinned(cmd)
             local t0 = now()
             local o, ok = sh(timed)
             local dt = now() - t0
@@ -151,7 +163,7 @@ for _, mode in ipairs(modes) do
           local cmd = impl.cmd(mode)
           if cmd then
             commands[impl.name .. " " .. mode] = cmd
-            local r = run_one(cmd)
+            local r = run_one(pinned(cmd))
             if r then r["peak_rss_kb@" .. mode], r.peak_rss_kb = r.peak_rss_kb, nil end
             record(impl.name, r)
           end
@@ -237,9 +249,9 @@ end
 local lines = {}
 local function add(s) lines[#lines + 1] = s end
 add(("Machine: %s.  "):format(machine()))
-add(("Command: `build/ltorch bench/run.lua --reps %d --scale %s%s` — medians of %d runs each (memory: 1 run), runs interleaved."):format(
+add(("Command: `build/ltorch bench/run.lua --reps %d --scale %s%s` — medians of %d runs each (memory: 1 run), runs interleaved, %s."):format(
   opts.reps, tostring(opts.scale), opts.only and (" --only " .. table.concat((function() local t = {} for k in pairs(opts.only) do t[#t + 1] = k end table.sort(t) return t end)(), ",")) or "",
-  opts.reps))
+  opts.reps, opts.pin == "none" and "not pinned" or ("each process pinned to CPU " .. opts.pin .. " (taskset)")))
 add("")
 add("| workload | ltorch | PyTorch | C++ | ltorch/PyTorch (time) | ltorch/C++ (time) | peak RSS MiB ltorch / PyTorch / C++ | target |")
 add("|---|---:|---:|---:|---:|---:|---|---|")

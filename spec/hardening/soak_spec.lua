@@ -1,7 +1,8 @@
 -- spec/hardening/soak_spec.lua — a training loop's memory stays flat: a small MLP trained with
 -- Adam for many steps (no torch.scope, no x:free(): temporaries are left to the collector, as
--- a user would), sampling resident memory (/proc/self/statm) and live tensor bytes (the
--- bindings' counting allocator) after a warm-up and at the end. Growth beyond a small slack
+-- a user would), sampling resident memory (/proc/self/statm), live tensor bytes (the
+-- bindings' counting allocator) and live tensors (handles held in Lua, torch.memory_stats()
+-- .live_handles) after a warm-up and at the end. Growth beyond a small slack
 -- is a leak: handles the collector never frees, autograd graphs kept alive, optimizer state
 -- that grows per step.
 --
@@ -40,15 +41,21 @@ describe("soak", function()
       if step == WARMUP or step == STEPS then
         loss = l:item()
         torch.collect()
-        samples[#samples + 1] = { step = step, rss = rss_bytes(), live = torch.memory_stats().live_bytes }
+        local stats = torch.memory_stats()
+        samples[#samples + 1] = { step = step, rss = rss_bytes(), live = stats.live_bytes,
+                                  handles = stats.live_handles }
       end
     end
     local a, b = samples[1], samples[2]
-    print(("\nsoak: %d steps, loss %.3f -> %.3f; RSS %.1f -> %.1f MiB; live tensor bytes %d -> %d"):format(
-      STEPS, first_loss, loss, (a.rss or 0) / 2 ^ 20, (b.rss or 0) / 2 ^ 20, a.live, b.live))
+    print(("\nsoak: %d steps, loss %.3f -> %.3f; RSS %.1f -> %.1f MiB; live tensor bytes %d -> %d; "
+      .. "live tensors %d -> %d"):format(STEPS, first_loss, loss, (a.rss or 0) / 2 ^ 20, (b.rss or 0) / 2 ^ 20,
+      a.live, b.live, a.handles, b.handles))
     assert.is_true(loss < first_loss, "the model did not train")
     -- Live tensor bytes: the same parameters, gradients and moments at both points.
     assert.is_true(b.live <= a.live + 64 * 1024, ("live tensor bytes grew %d -> %d"):format(a.live, b.live))
+    -- Live tensors (handles held by Lua): the same set at both points, give or take the few
+    -- temporaries alive at the sample (the loss, its item's scalar).
+    assert.is_true(b.handles <= a.handles + 8, ("live tensors grew %d -> %d"):format(a.handles, b.handles))
     -- RSS: allocator and JIT noise stays well under 6 MiB (measured: +0.2 MiB); a leak of about
     -- 2.5 KiB per step fails at CI size, about 70 bytes per step at nightly size.
     -- Under ASan (scripts/sanitize.sh sets LTORCH_SANITIZED) freed memory sits in the
