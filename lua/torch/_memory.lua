@@ -114,9 +114,12 @@ local function sweep()
   slab.swept = slab.swept + released
 end
 
+-- Doubles the handle array. The allocation may run finalizers, and a finalizer may make tensors
+-- (a re-entrant wrap that grows the slab itself): whatever happened, copy what is there now.
 local function grow()
   local capacity = slab.capacity * 2
   local handles = HandleArray(capacity + 1)
+  if slab.capacity >= capacity then return end
   ffi.copy(handles, slab.handles, (slab.capacity + 1) * ffi.sizeof("lt_tensor*"))
   slab.handles, slab.capacity = handles, capacity
 end
@@ -136,6 +139,9 @@ end
 -- Boxes a handle returned by the bindings. A NULL handle (an undefined tensor) becomes nil.
 local function wrap(h)
   if h == nil then return nil end
+  -- The slot is claimed before anything that can allocate (and so run a finalizer that makes
+  -- tensors), and the handle is stored only once its ref is in `live`: a sweep in between
+  -- neither reuses the slot nor frees the handle.
   local slot
   local nfree = slab.nfree
   if nfree > 0 then
@@ -143,12 +149,12 @@ local function wrap(h)
     slab.nfree = nfree - 1
   else
     slot = slab.top + 1
-    if slot > slab.capacity then grow() end
     slab.top = slot
+    while slot > slab.capacity do grow() end
   end
-  slab.handles[slot] = h
   local t = Ref(h, slot)
   slab.live[slot] = t
+  slab.handles[slot] = h
   handles_since_step = handles_since_step + 1
   if handles_since_step >= STEP_HANDLES or mem.live_bytes > next_byte_trigger then
     account()

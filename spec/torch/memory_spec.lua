@@ -109,6 +109,28 @@ describe("handle release through the slab (no finalizer per tensor)", function()
     assert.are.equal(2000 * 2001, sum)
   end)
 
+  it("stays consistent when finalizers make and drop tensors in the middle of wraps", function()
+    local made = 0
+    local keep = {}
+    for i = 1, 20000 do
+      -- each probe's finalizer runs inside some later allocation, possibly inside wrap
+      local _ = ffi.gc(ffi.new("int[1]"), function()
+        made = made + 1
+        local t = torch.ones(2) * 2
+        if made % 7 == 0 then keep[#keep + 1] = t end
+      end)
+      local x = torch.full({ 1 }, i, { dtype = torch.float64 })
+      if i % 1000 == 0 then keep[#keep + 1] = x end
+    end
+    collectgarbage("collect")
+    torch.collect()
+    assert.is_true(made > 0)
+    for _, t in ipairs(keep) do
+      local v = t:sum():item()
+      assert.is_true(v == 4 or v % 1000 == 0, "a kept tensor changed: " .. v)
+    end
+  end)
+
   it("a slot reused after x:free() belongs to the new tensor only", function()
     local h0 = handles()
     local a = torch.ones(4)
