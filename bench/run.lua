@@ -4,7 +4,8 @@
   Markdown table of medians, the ratios ltorch/PyTorch and ltorch/C++ (as time ratios: below 1
   means ltorch is faster), peak RSS, and whether each target is met.
 
-  Run:  build/ltorch bench/run.lua [--reps N] [--scale S] [--only a,b] [--pin CPU|none] [--out FILE]
+  Run:  build/ltorch bench/run.lua [--reps N] [--scale S] [--only a,b] [--pin CPU|none]
+                                   [--malloc same|default] [--out FILE]
         (or: bash bench/run.sh ...)
     --reps   repetitions per workload and implementation (default 5; memory runs once)
     --scale  1 = full size; smaller shrinks counts and sizes (the smoke spec uses 0.01)
@@ -14,6 +15,10 @@
     --pin    run every workload process on this CPU (taskset -c; default 0 when taskset exists,
              `none` to let the scheduler move them): unpinned, runs on a 2-core VM were bimodal
              (C++ add 0.58 or 0.94 µs, ltorch 0.90 or 1.46 µs, by run), pinned they were not
+    --malloc `same` (default): PyTorch and C++ run with the glibc malloc thresholds that the
+             ltorch executable sets for itself (runtime/main.c, tune_malloc), through
+             GLIBC_TUNABLES, so the comparison is of the front ends over one engine and one
+             allocator setting; `default`: they run with glibc's defaults (as users run them)
     --out    where the Markdown goes (default build/bench_results.md); also printed to stdout
   The C++ program (bench/workloads.cpp) is compiled to build/bench_workloads_cpp when missing or
   older than its source (needs g++ and libtorch's headers; without them, or with the environment
@@ -22,7 +27,7 @@
 ]]
 local ffi = require "ffi"
 
-local opts = { reps = 5, scale = 1, only = nil, pin = "0", out = "build/bench_results.md" }
+local opts = { reps = 5, scale = 1, only = nil, pin = "0", malloc = "same", out = "build/bench_results.md" }
 do
   local i = 1
   while i <= #arg do
@@ -31,6 +36,9 @@ do
     elseif k == "--scale" then opts.scale = assert(tonumber(v), "--scale S")
     elseif k == "--only" then opts.only = {} for m in v:gmatch("[^,]+") do opts.only[m] = true end
     elseif k == "--out" then opts.out = v
+    elseif k == "--malloc" then
+      assert(v == "same" or v == "default", "--malloc same|default")
+      opts.malloc = v
     elseif k == "--pin" then
       assert(v == "none" or (v and v:match("^%d+$")), "--pin CPU (a CPU number) or --pin none")
       opts.pin = v
@@ -84,10 +92,13 @@ do
   end
 end
 
+-- The thresholds runtime/main.c's tune_malloc sets with mallopt, as glibc tunables for the others.
+local MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=268435456"
+local function same_malloc() return opts.malloc == "same" and ("env GLIBC_TUNABLES=" .. MALLOC_TUNABLES .. " ") or "" end
 local impls = {
   { name = "ltorch", cmd = function(mode) return ("%s %s/bench/workloads.lua %s %s"):format(q(LTORCH), q(root), mode, opts.scale) end },
-  { name = "PyTorch", cmd = function(mode) return ("%s %s/bench/workloads.py %s %s"):format(q(PYTHON), q(root), mode, opts.scale) end },
-  { name = "C++", cmd = function(mode) return cpp_ok and ("%s %s %s"):format(q(CPP), mode, opts.scale) or nil end },
+  { name = "PyTorch", cmd = function(mode) return ("%s%s %s/bench/workloads.py %s %s"):format(same_malloc(), q(PYTHON), q(root), mode, opts.scale) end },
+  { name = "C++", cmd = function(mode) return cpp_ok and ("%s%s %s %s"):format(same_malloc(), q(CPP), mode, opts.scale) or nil end },
 }
 
 -- Runs one workload process; returns {metric = value} from its RESULT lines.
@@ -251,7 +262,9 @@ local function add(s) lines[#lines + 1] = s end
 add(("Machine: %s.  "):format(machine()))
 add(("Command: `build/ltorch bench/run.lua --reps %d --scale %s%s` — medians of %d runs each (memory: 1 run), runs interleaved, %s."):format(
   opts.reps, tostring(opts.scale), opts.only and (" --only " .. table.concat((function() local t = {} for k in pairs(opts.only) do t[#t + 1] = k end table.sort(t) return t end)(), ",")) or "",
-  opts.reps, opts.pin == "none" and "not pinned" or ("each process pinned to CPU " .. opts.pin .. " (taskset)")))
+  opts.reps, opts.pin == "none" and "not pinned" or ("each process pinned to CPU " .. opts.pin .. " (taskset)"))
+  .. (opts.malloc == "same" and " PyTorch and C++ run with ltorch's malloc thresholds (GLIBC_TUNABLES, `--malloc same`)."
+      or " PyTorch and C++ run with glibc's default malloc settings (`--malloc default`)."))
 add("")
 add("| workload | ltorch | PyTorch | C++ | ltorch/PyTorch (time) | ltorch/C++ (time) | peak RSS MiB ltorch / PyTorch / C++ | target |")
 add("|---|---:|---:|---:|---:|---:|---|---|")
