@@ -68,7 +68,7 @@ local HandleArray = ffi.typeof("lt_tensor*[?]")
 local slab = _C.state.slab
 if not slab then
   slab = { live = setmetatable({}, { __mode = "v" }), handles = HandleArray(1025), capacity = 1024,
-           top = 0, free = {}, nfree = 0, pending = false, swept = 0 }
+           top = 0, free = {}, nfree = 0, pending = false }
   _C.state.slab = slab
   -- One finalizable sentinel per GC cycle: its __gc marks the cycle's end and makes the next one.
   local function arm()
@@ -86,8 +86,8 @@ if not slab then
     for i = 1, slab.top do
       local h = handles[i]
       if h ~= nil then
-        local t = live[i]
-        if t ~= nil and t.slot == i then t.h = nil end
+        local t = live[i]   -- a held handle's ref is live[i] (wrap stores both)
+        if t ~= nil then t.h = nil end
         handles[i] = nil
         C.lt_tensor_free(h)
       end
@@ -99,7 +99,6 @@ end
 local function sweep()
   slab.pending = false
   local live, handles, free, nfree = slab.live, slab.handles, slab.free, slab.nfree
-  local released = 0
   for i = 1, slab.top do
     local h = handles[i]
     if h ~= nil and live[i] == nil then
@@ -107,11 +106,9 @@ local function sweep()
       C.lt_tensor_free(h)
       nfree = nfree + 1
       free[nfree] = i
-      released = released + 1
     end
   end
   slab.nfree = nfree
-  slab.swept = slab.swept + released
 end
 
 -- Doubles the handle array. The allocation may run finalizers, and a finalizer may make tensors

@@ -3,9 +3,9 @@
 
   Covers: torch.memory_stats() live_bytes rising by a tensor's bytes and falling after
   x:free(); use after free; the slab releasing collected tensors' handles (live_handles back to
-  its baseline, reachable tensors intact across GC cycles, a slot reused after x:free(), the
-  closer at lua_close running after other cdata finalizers); torch.scope freeing inner tensors but keeping returned ones (direct
-  and inside a returned table), nested scopes, errors inside a scope; from_buffer keeping its
+  its baseline, reachable tensors intact across GC cycles and re-entrant finalizers, a slot
+  reused after x:free(), the closer at lua_close running after other cdata finalizers);
+  torch.scope freeing inner tensors but keeping returned ones (direct and inside a returned table), nested scopes, errors inside a scope; from_buffer keeping its
   ffi buffer alive after the Lua reference is dropped; and the done-means checks: 100,000
   iterations of small-tensor work keep resident memory (VmRSS) growth under 50 MB, and a loop
   dropping 4 MB tensors stays bounded thanks to pressure-driven collection.
