@@ -38,6 +38,13 @@ local results = ffi.new("lt_value[?]", MAX_RESULTS)
 local nresults = ffi.new("int[1]")
 local op_out = ffi.new("lt_op*[1]")
 
+-- C types made once: most calls run in LuaJIT's interpreter (bind's loops keep them out of
+-- traces), where ffi.new/ffi.cast with a string would parse the declaration on every call.
+local TensorHandleArray = ffi.typeof("const lt_tensor*[?]")
+local BoolArray, DoubleArray, Int64Array = ffi.typeof("int[?]"), ffi.typeof("double[?]"), ffi.typeof("int64_t[?]")
+local TensorHandle, TensorHandles = ffi.typeof("lt_tensor*"), ffi.typeof("lt_tensor**")
+local Int64s, Doubles = ffi.typeof("int64_t*"), ffi.typeof("double*")
+
 -- V tags (lt_value_tag in bindings/lt.h)
 local V = { NONE = 0, TENSOR = 1, INT = 2, DOUBLE = 3, BOOL = 4, SCALAR_INT = 5, SCALAR_DOUBLE = 6,
   SCALAR_BOOL = 7, INT_LIST = 8, DOUBLE_LIST = 9, BOOL_LIST = 10, TENSOR_LIST = 11, OPT_TENSOR_LIST = 12,
@@ -76,7 +83,7 @@ local function pack(p, v, slot, keep)
     if t == "Tensor" then
       if type(v) ~= "table" then return false, "table of Tensors" end
       local n = table.maxn(v)
-      local arr = ffi.new("const lt_tensor*[?]", n > 0 and n or 1)
+      local arr = TensorHandleArray(n > 0 and n or 1)
       for i = 1, n do
         local x = v[i]
         if istype(Ref, x) then arr[i - 1] = x.h
@@ -100,7 +107,7 @@ local function pack(p, v, slot, keep)
     end
     local n = #list
     if t == "bool" then
-      local arr = ffi.new("int[?]", n > 0 and n or 1)
+      local arr = BoolArray(n > 0 and n or 1)
       for i = 1, n do
         if type(list[i]) ~= "boolean" then return false, "table of booleans" end
         arr[i - 1] = list[i] and 1 or 0
@@ -110,7 +117,7 @@ local function pack(p, v, slot, keep)
       return true
     end
     local is_float = t == "float"
-    local arr = ffi.new(is_float and "double[?]" or "int64_t[?]", n > 0 and n or 1)
+    local arr = (is_float and DoubleArray or Int64Array)(n > 0 and n or 1)
     for i = 1, n do
       local x = list[i]
       if is_float then
@@ -288,12 +295,12 @@ local function unpack_results(entry, n, bound)
         next_written = next_written + 1
         if not istype(Ref, aliased) then aliased = nil end
       end
-      local t = wrap(ffi.cast("lt_tensor*", r.p))
+      local t = wrap(ffi.cast(TensorHandle, r.p))
       if aliased then t:free(); t = aliased end
       outs[i + 1] = t
     elseif tag == V.TENSOR_LIST then
       local list = {}
-      local hs = ffi.cast("lt_tensor**", r.p)
+      local hs = ffi.cast(TensorHandles, r.p)
       for j = 0, tonumber(r.n) - 1 do list[j + 1] = wrap(hs[j]) end
       -- The handles now belong to Lua; release only the array (as an int list would be).
       r.tag = V.INT_LIST
@@ -307,7 +314,7 @@ local function unpack_results(entry, n, bound)
     elseif tag == V.BOOL then outs[i + 1] = r.i ~= 0
     elseif tag == V.INT_LIST or tag == V.DOUBLE_LIST then
       local list = {}
-      local p = ffi.cast(tag == V.INT_LIST and "int64_t*" or "double*", r.p)
+      local p = ffi.cast(tag == V.INT_LIST and Int64s or Doubles, r.p)
       for j = 0, tonumber(r.n) - 1 do list[j + 1] = tonumber(p[j]) end
       C.lt_value_release(r)
       outs[i + 1] = list
