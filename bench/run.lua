@@ -197,8 +197,11 @@ local rows = {
   { "startup", "startup_ms", "start-up: load library, exit: wall (ms)", "time", "startup" },
   { "startup", "startup_cpu_ms", "start-up: load library, exit: CPU user+sys (ms)", "time", "startup" },
   { "mlp", "mlp_steps_per_s", "MLP 784-256-10 AdamW b64 (steps/s)", "rate", "dispatch" },
+  { "mlp", "mlp_warmup_s", "MLP: warm-up, the untimed first steps, total (s)", "time", "none" },
   { "cnn", "cnn_steps_per_s", "small CNN AdamW b128 (steps/s)", "rate", "compute" },
+  { "cnn", "cnn_warmup_s", "small CNN: warm-up, the untimed first steps, total (s)", "time", "none" },
   { "transformer", "transformer_tokens_per_s", "transformer enc. 2×d256 seq128 b8 (tokens/s)", "rate", "compute" },
+  { "transformer", "transformer_warmup_s", "transformer: warm-up, the untimed first steps, total (s)", "time", "none" },
   { "epoch", "epoch_wall_s", "full recipe epoch, end to end: wall (s)", "time", "none" },
   { "epoch", "epoch_cpu_s", "full recipe epoch, end to end: process CPU (s)", "time", "none" },
   { "epoch", "epoch_data_wall_s", "full recipe epoch: of which data load + normalise + model/loader setup, wall (s)", "time", "none" },
@@ -286,13 +289,15 @@ end
 add("")
 -- One line per workload: what runs (counts at this --scale).
 local function cnt(n, lo) return math.max(lo or 1, math.floor(n * opts.scale + 0.5)) end
+-- The workloads' warm-up: max(n/10, 10 at this --scale) calls before the timed ones.
+local function warmup(n) return math.max(1, math.floor(n / 10), cnt(10)) end
 local function thousands(n) return tostring(n):reverse():gsub("(%d%d%d)", "%1,"):reverse():gsub("^,", "") end
 local about = {
   dispatch = ("1 · op dispatch: %s iterations each of `a + b`, `a * b` (10-element float tensors), `m1:matmul(m2)` 8×8, `x[3]` on 16×8; µs per op, process CPU time"):format(thousands(cnt(200000, 100))),
   startup = "7 · start-up: a process that loads the library and exits (`ltorch -e 'require\"torch\"'`, `python3 -c 'import torch'`, a C++ `main` linked to libtorch); wall and the child's user+sys",
-  mlp = ("2 · MLP step: 784-256-10, ReLU, cross-entropy, AdamW, a fixed synthetic batch of 64, %s steps; steps/s, process CPU time"):format(thousands(cnt(2000, 3))),
-  cnn = ("3 · small CNN step: conv(1→16)-ReLU-pool-conv(16→32)-ReLU-pool-Linear(1568→10), batch %d of 1×28×28, AdamW, %d steps; steps/s"):format(cnt(128, 2), cnt(100, 2)),
-  transformer = ("4 · transformer step: `nn.TransformerEncoder` 2 layers, d_model 256, 4 heads, ff 512, dropout 0, batch 8 × seq %d, loss mean(out²), AdamW, %d steps; tokens/s"):format(opts.scale < 1 and 16 or 128, cnt(20, 2)),
+  mlp = ("2 · MLP step: 784-256-10, ReLU, cross-entropy, AdamW, a fixed synthetic batch of 64, %s steps after %s warm-up steps (timed apart); steps/s, process CPU time"):format(thousands(cnt(2000, 3)), warmup(cnt(2000, 3))),
+  cnn = ("3 · small CNN step: conv(1→16)-ReLU-pool-conv(16→32)-ReLU-pool-Linear(1568→10), batch %d of 1×28×28, AdamW, %d steps after %d warm-up steps (timed apart); steps/s"):format(cnt(128, 2), cnt(100, 2), warmup(cnt(100, 2))),
+  transformer = ("4 · transformer step: `nn.TransformerEncoder` 2 layers, d_model 256, 4 heads, ff 512, dropout 0, batch 8 × seq %d, loss mean(out²), AdamW, %d steps after %d warm-up steps (timed apart); tokens/s"):format(opts.scale < 1 and 16 or 128, cnt(20, 2), warmup(cnt(20, 2))),
   epoch = ("5 · full recipe epoch: `recipes/train_classifier.lua`'s default config%s — read Fashion-MNIST's gzipped IDX files, seeded split (55k train / 5k val), scale to [0,1] and normalise with the train mean/std, shuffled loader batch 128 (val 1000), MLP 784-256-128-10 with dropout 0.1, AdamW lr 1e-3 wd 1e-4, grad clip 1.0, one epoch, val pass, metrics line + checkpoint; ltorch runs the recipe's own `classifier_lib.build` + `trainer.fit`, PyTorch `TensorDataset` + `DataLoader`, C++ `randperm` + `index_select` batches; seconds in-process (imports excluded)"):format(
     opts.scale < 1 and (" at --limit-train %d --limit-eval %d"):format(cnt(55000, 2), cnt(5000, 2)) or ""),
   memory = ("6 · memory: the MLP step %s times; RSS after warm-up (step %s), at the end, growth after warm-up (mean and max of the 2nd half minus the 1st), peak"):format(

@@ -43,11 +43,15 @@ static double now() {  // process CPU time, as in bench/workloads.lua
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
-static double time_loop(long n, const std::function<void()> &fn) {
-  for (long i = 0; i < std::max(1L, n / 10); i++) fn();
+// n timed calls after a warm-up of max(n/10, 10 at scale 1) calls (as in bench/workloads.lua);
+// returns the timed seconds, and the warm-up's in *warmup_s when given.
+static double time_loop(long n, const std::function<void()> &fn, double *warmup_s = nullptr) {
   double t0 = now();
+  for (long i = 0; i < std::max({1L, n / 10, count(10)}); i++) fn();
+  double t1 = now();
   for (long i = 0; i < n; i++) fn();
-  return now() - t0;
+  if (warmup_s) *warmup_s = t1 - t0;
+  return now() - t1;
 }
 
 template <class Model>
@@ -221,7 +225,9 @@ int main(int argc, char **argv) {
     auto step = train_step(model, opt, x, y, ce);
     if (mode == "mlp") {
       long n = count(2000, 3);
-      result("mlp_steps_per_s", n / time_loop(n, step), "steps/s");
+      double warm_s = 0;
+      result("mlp_steps_per_s", n / time_loop(n, step, &warm_s), "steps/s");
+      result("mlp_warmup_s", warm_s, "s");
     } else {
       long n = count(10000, 40), every = std::max(1L, n / 100), warm = n / 10, half = n / 2;
       long rss_warm = 0, max1 = 0, max2 = 0, n1 = 0, n2 = 0;
@@ -248,7 +254,9 @@ int main(int argc, char **argv) {
     auto opt = adamw(model->parameters(), 1e-3);
     long bs = count(128, 2);
     auto x = torch::randn({bs, 1, 28, 28}), y = torch::randint(10, {bs});
-    result("cnn_steps_per_s", n / time_loop(n, train_step(model, opt, x, y, ce)), "steps/s");
+    double warm_s = 0;
+    result("cnn_steps_per_s", n / time_loop(n, train_step(model, opt, x, y, ce), &warm_s), "steps/s");
+    result("cnn_warmup_s", warm_s, "s");
   } else if (mode == "transformer") {
     long n = count(20, 2), layers = 2, bs = 8, seq = scale < 1 ? 16 : 128;
     // C++'s TransformerEncoder is sequence-first (S, N, E); the work is the same as batch-first.
@@ -263,7 +271,9 @@ int main(int argc, char **argv) {
       loss.backward();
       opt.step();
     };
-    result("transformer_tokens_per_s", n * bs * seq / time_loop(n, step), "tokens/s");
+    double warm_s = 0;
+    result("transformer_tokens_per_s", n * bs * seq / time_loop(n, step, &warm_s), "tokens/s");
+    result("transformer_warmup_s", warm_s, "s");
   } else if (mode != "epoch") {
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
     return 2;

@@ -38,12 +38,14 @@ torch.manual_seed(0)
 
 
 def time_loop(n, fn):
-    for _ in range(max(1, n // 10)):
-        fn()
+    """n timed calls after a warm-up of max(n/10, 10 at scale 1); returns (timed, warm-up) seconds."""
     t0 = time.process_time()
+    for _ in range(max(1, n // 10, count(10))):
+        fn()
+    t1 = time.process_time()
     for _ in range(n):
         fn()
-    return time.process_time() - t0
+    return time.process_time() - t1, t1 - t0
 
 
 def train_step_fn(model, opt, x, y, lossfn):
@@ -80,14 +82,16 @@ if mode == "dispatch":
 
     def idx():
         r = big[3]
-    result("add_us", time_loop(n, add) / n * 1e6, "us/op")
-    result("mul_us", time_loop(n, mul) / n * 1e6, "us/op")
-    result("matmul8_us", time_loop(n, mm) / n * 1e6, "us/op")
-    result("index_us", time_loop(n, idx) / n * 1e6, "us/op")
+    result("add_us", time_loop(n, add)[0] / n * 1e6, "us/op")
+    result("mul_us", time_loop(n, mul)[0] / n * 1e6, "us/op")
+    result("matmul8_us", time_loop(n, mm)[0] / n * 1e6, "us/op")
+    result("index_us", time_loop(n, idx)[0] / n * 1e6, "us/op")
 elif mode == "mlp":
     n = count(2000, 3)
     step = mlp_setup()
-    result("mlp_steps_per_s", n / time_loop(n, step), "steps/s")
+    dt, warm = time_loop(n, step)
+    result("mlp_steps_per_s", n / dt, "steps/s")
+    result("mlp_warmup_s", warm, "s")
 elif mode == "memory":
     n = count(10000, 40)
     step = mlp_setup()
@@ -117,7 +121,9 @@ elif mode == "cnn":
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
     bs = count(128, 2)
     x, y = torch.randn(bs, 1, 28, 28), torch.randint(10, (bs,))
-    result("cnn_steps_per_s", n / time_loop(n, train_step_fn(model, opt, x, y, F.cross_entropy)), "steps/s")
+    dt, warm = time_loop(n, train_step_fn(model, opt, x, y, F.cross_entropy))
+    result("cnn_steps_per_s", n / dt, "steps/s")
+    result("cnn_warmup_s", warm, "s")
 elif mode == "transformer":
     n = count(20, 2)
     layers, bs, seq = 2, 8, (16 if scale < 1 else 128)
@@ -126,7 +132,9 @@ elif mode == "transformer":
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
     x = torch.randn(bs, seq, 256)
     step = train_step_fn(model, opt, x, None, lambda out, _: (out * out).mean())
-    result("transformer_tokens_per_s", n * bs * seq / time_loop(n, step), "tokens/s")
+    dt, warm = time_loop(n, step)
+    result("transformer_tokens_per_s", n * bs * seq / dt, "tokens/s")
+    result("transformer_warmup_s", warm, "s")
 elif mode == "epoch":
     FM = os.environ.get("LTORCH_FASHION_MNIST_DIR") or "/usr/share/datasets/fashion-mnist"
 
