@@ -95,20 +95,34 @@ if not slab then
   end
 end
 
--- Releases the handles of the refs the collector has freed; their slots go on the free list.
-local function sweep()
+--[[ Releases the handles of the refs the collector has freed; their slots go on the free list.
+     The loop can run a collection step (growing the free list allocates), so finalizers can
+     run in the middle of it and make tensors: their wrap may take slots from the free list
+     and grow the handle array. So the loop reads the array and the free-list length from the
+     slab on every slot (a stale array copy would keep a released handle and free it twice),
+     and a sweep that starts inside another returns at once (the outer one finishes the job). ]]
+local sweeping = false
+local function sweep_slots()
   slab.pending = false
-  local live, handles, free, nfree = slab.live, slab.handles, slab.free, slab.nfree
+  local live, free = slab.live, slab.free
   for i = 1, slab.top do
-    local h = handles[i]
+    local h = slab.handles[i]
     if h ~= nil and live[i] == nil then
-      handles[i] = nil
+      slab.handles[i] = nil
       C.lt_tensor_free(h)
-      nfree = nfree + 1
-      free[nfree] = i
+      local n = slab.nfree + 1
+      free[n] = i
+      slab.nfree = n
     end
   end
-  slab.nfree = nfree
+end
+
+local function sweep()
+  if sweeping then return end
+  sweeping = true
+  local ok, err = pcall(sweep_slots)   -- a finalizer's error must not leave `sweeping` set
+  sweeping = false
+  if not ok then error(err, 0) end
 end
 
 -- Doubles the handle array. The allocation may run finalizers, and a finalizer may make tensors
@@ -121,11 +135,23 @@ local function grow()
   slab.handles, slab.capacity = handles, capacity
 end
 
+-- True while account() runs a collection step. The step can run finalizers, a finalizer can make
+-- tensors, and their wrap would step again from inside the first step: LuaJIT lets an explicit
+-- step run inside a finalizer, so under heavy finalizer use the steps nested without bound and
+-- overflowed the C stack (a segfault). A nested account() skips the step; the outer one, or the
+-- next, does the work.
+local stepping = false
+
 local function account()
   local live = tonumber(mem.live_bytes)
   local grown = live - bytes_at_step
   if grown < 0 then grown = 0 end
-  collectgarbage("step", (grown + handles_since_step * HANDLE_COST) / 1024)
+  if not stepping then
+    stepping = true
+    local ok, err = pcall(collectgarbage, "step", (grown + handles_since_step * HANDLE_COST) / 1024)
+    stepping = false
+    if not ok then error(err, 0) end
+  end
   if slab.pending then sweep() end
   live = tonumber(mem.live_bytes)
   handles_since_step, bytes_at_step = 0, live
