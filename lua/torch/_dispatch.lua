@@ -33,9 +33,16 @@ local wrap = memory.wrap
 local M = {}
 
 local MAX_ARGS, MAX_RESULTS = 64, 16
-local argv = ffi.new("lt_value[?]", MAX_ARGS)
-local results = ffi.new("lt_value[?]", MAX_RESULTS)
-local nresults = ffi.new("int[1]")
+local ValueArray, CountOut = ffi.typeof("lt_value[?]"), ffi.typeof("int[1]")
+-- The call buffers, shared by calls that do not overlap. A call can overlap another: packing
+-- arguments and wrapping results allocate, an allocation can run a finalizer, and a finalizer
+-- may call an op. `in_call` marks the shared buffers as taken; a nested call gets its own. (An
+-- error raised by a finalizer in the middle of a call can leave the mark set: later calls then
+-- allocate their own buffers too, slower but still right.)
+local argv = ValueArray(MAX_ARGS)
+local results = ValueArray(MAX_RESULTS)
+local nresults = CountOut()
+local in_call = false
 local op_out = ffi.new("lt_op*[1]")
 
 -- C types made once: most calls run in LuaJIT's interpreter (bind's loops keep them out of
@@ -221,7 +228,7 @@ M.overloads = overloads
 
 --[[ Binds Lua arguments to one overload's parameters. Returns the number of packed values, or
      nil plus a reason. `self_obj` (for methods) goes to the parameter named self. ]]
-local function bind(entry, self_obj, positional, npos, kwargs, keep, bound)
+local function bind(entry, self_obj, positional, npos, kwargs, keep, bound, values)
   local params = entry.args
   -- PyTorch's varargs rule: a lone positional int[] also takes its ints one by one
   -- (x:repeat(2, 1, 2) is x:repeat({2, 1, 2}), as x.repeat(2, 1, 2) is in Python).
@@ -256,7 +263,7 @@ local function bind(entry, self_obj, positional, npos, kwargs, keep, bound)
     else
       return nil, ("missing argument '%s'"):format(p.name)
     end
-    local ok, expected = pack(p, v, argv[i - 1], keep)
+    local ok, expected = pack(p, v, values[i - 1], keep)
     if not ok then
       return nil, ("argument '%s' must be %s, got %s"):format(p.name, expected, given and args.typename(v) or "default")
     end
@@ -277,7 +284,7 @@ local function bind(entry, self_obj, positional, npos, kwargs, keep, bound)
   return #params
 end
 
-local function unpack_results(entry, n, bound)
+local function unpack_results(entry, n, bound, slots)
   local outs = {}
   -- The k-th result annotated (a!) aliases the k-th argument annotated (a!).
   local written, next_written = {}, 1
@@ -285,7 +292,7 @@ local function unpack_results(entry, n, bound)
     if p.writes and p.type == "Tensor" and not p.list then written[#written + 1] = bound[j] end
   end
   for i = 0, n - 1 do
-    local r, ret = results[i], entry.returns[i + 1]
+    local r, ret = slots[i], entry.returns[i + 1]
     local tag = r.tag
     if tag == V.TENSOR then
       -- An in-place/out= result aliases the argument it wrote: hand back that object.
@@ -347,21 +354,28 @@ local function call(display, list, self_obj, ...)
     positional[npos] = nil
     npos = npos - 1
   end
+  local av, rv, nr = argv, results, nresults
+  local outer = in_call
+  if outer then av, rv, nr = ValueArray(MAX_ARGS), ValueArray(MAX_RESULTS), CountOut() end
+  in_call = true
   local first_reason
   for _, entry in ipairs(list) do
     if (self_obj == nil and entry.variants:find("f", 1, true)) or (self_obj ~= nil and entry.variants:find("m", 1, true)) then
       local keep, bound = {}, {}
-      local n, reason = bind(entry, self_obj, positional, npos, kwargs, keep, bound)
+      local n, reason = bind(entry, self_obj, positional, npos, kwargs, keep, bound, av)
       if n then
-        if C.lt_op_call(entry.op, argv, n, results, MAX_RESULTS, nresults) ~= 0 then
+        if C.lt_op_call(entry.op, av, n, rv, MAX_RESULTS, nr) ~= 0 then
+          in_call = outer
           error(display .. ": " .. _C.last_error(), 3)
         end
-        local outs, count = unpack_results(entry, nresults[0], bound)
+        local outs, count = unpack_results(entry, nr[0], bound, rv)
+        in_call = outer
         return unpack(outs, 1, count)
       end
       first_reason = first_reason or reason
     end
   end
+  in_call = outer
   local given = {}
   if self_obj ~= nil then given[1] = "Tensor self" end
   for i = 1, npos do given[#given + 1] = args.typename(positional[i]) end

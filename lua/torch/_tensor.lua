@@ -77,13 +77,30 @@ function M.new_size(list)
 end
 
 ---------------------------------------------------------------- metadata
-local function sizes_of(self)
-  check(C.lt_tensor_sizes(self.h, dims_buf, 64, i64), "size")
-  local n = tonumber(i64[0])
+--[[ Reads a tensor's sizes or strides (read = C.lt_tensor_sizes or C.lt_tensor_strides) into a
+     Lua array. Filling the table allocates, an allocation can run a finalizer, and a finalizer
+     may read another tensor's sizes: a read that starts while another is under way uses its own
+     buffer instead of the shared one (else it would overwrite dims the outer read has not copied
+     yet, a silent wrong shape). ]]
+local reading_dims = false
+local function read_dims(read, self, what)
+  local buf, count = dims_buf, i64
+  local outer = reading_dims
+  if outer then buf, count = _C.Int64Array(64), _C.Int64Out() end
+  reading_dims = true
+  local status = read(self.h, buf, 64, count)
+  if status ~= 0 then
+    reading_dims = outer
+    check(status, what, 3)
+  end
+  local n = tonumber(count[0])
   local s = {}
-  for i = 1, n do s[i] = tonumber(dims_buf[i - 1]) end
+  for i = 1, n do s[i] = tonumber(buf[i - 1]) end
+  reading_dims = outer
   return s, n
 end
+
+local function sizes_of(self) return read_dims(C.lt_tensor_sizes, self, "size") end
 M.sizes_of = sizes_of
 
 local function dim_of(self)
@@ -121,10 +138,7 @@ function Tensor.size(self, dim)
 end
 
 function Tensor.stride(self, dim)
-  check(C.lt_tensor_strides(self.h, dims_buf, 64, i64), "stride")
-  local n = tonumber(i64[0])
-  local s = {}
-  for i = 1, n do s[i] = tonumber(dims_buf[i - 1]) end
+  local s, n = read_dims(C.lt_tensor_strides, self, "stride")
   if dim == nil then return s end
   no_dims("stride", dim, n)
   return s[M.wrap_dim("stride", dim, n, 2) + 1]
