@@ -44,6 +44,18 @@ local function arm_finalizers(count, work)
   return state
 end
 
+-- Counts mismatches between what a call gave and what it should have, keeping the first.
+local function tally()
+  local t = { wrong = 0 }
+  function t.check(got, want, where)
+    if got ~= want then
+      t.wrong = t.wrong + 1
+      t.first = t.first or (where .. ": " .. got)
+    end
+  end
+  return t
+end
+
 describe("torch calls overlapped by a finalizer that calls torch", function()
   it("generated ops keep their own arguments and results", function()
     local ts = { torch.tensor({ 1 }, { dtype = torch.float32 }), torch.tensor({ 2 }, { dtype = torch.float32 }),
@@ -55,26 +67,20 @@ describe("torch calls overlapped by a finalizer that calls torch", function()
       local _ = torch.logaddexp(a, b)
       local _ = torch._foreach_add(us, ts)
     end)
-    local wrong, first = 0, nil
+    local results = tally()
+    local want_q = ("%.4f"):format(math.log(math.exp(1) + math.exp(10)))
     local ok, err = pcall(function()
       for i = 1, 3000 do
         local r = torch._foreach_add(ts, us, { alpha = 2 })
-        local got = r and ("%g %g %g"):format(r[1]:item(), r[2]:item(), r[3]:item()) or "nil"
-        if got ~= "21 42 63" then
-          wrong = wrong + 1
-          first = first or ("call %d: %s"):format(i, got)
-        end
-        local q = torch.logaddexp(ts[1], us[1]):item()
-        if math.abs(q - math.log(math.exp(1) + math.exp(10))) > 1e-4 then
-          wrong = wrong + 1
-          first = first or ("call %d: logaddexp %g"):format(i, q)
-        end
+        results.check(r and ("%g %g %g"):format(r[1]:item(), r[2]:item(), r[3]:item()) or "nil", "21 42 63",
+          "call " .. i)
+        results.check(("%.4f"):format(torch.logaddexp(ts[1], us[1]):item()), want_q, "logaddexp call " .. i)
       end
     end)
     fin.stop()
     assert.is_true(ok, tostring(err))
     assert.is_true(fin.calls > 100, "finalizers ran " .. fin.calls .. " times")
-    assert.are.equal(0, wrong, "wrong results, first: " .. tostring(first))
+    assert.are.equal(0, results.wrong, "wrong results, first: " .. tostring(results.first))
   end)
 
   for _, jit_mode in ipairs({ "on", "off" }) do
@@ -85,7 +91,7 @@ describe("torch calls overlapped by a finalizer that calls torch", function()
         local _ = big:size()
         local _ = big:stride()
       end)
-      local wrong, first = 0, nil
+      local shapes = tally()
       local ok, err = pcall(function()
         if jit_mode == "off" then jit.off(); jit.flush() end   -- flush: traces compiled earlier would still run
         -- Until the finalizers have run often enough (the heap before this spec, in a full
@@ -95,19 +101,15 @@ describe("torch calls overlapped by a finalizer that calls torch", function()
           i = i + 1
           local _ = { i, i, i, i, i, i, i, i }   -- allocation that moves the collector along
           local s, st = x:size(), x:stride()
-          local got = ("%d:%s:%s/%d:%s:%s"):format(#s, tostring(s[1]), tostring(s[2]), #st, tostring(st[1]),
-            tostring(st[2]))
-          if got ~= "2:2:3/2:3:1" then
-            wrong = wrong + 1
-            first = first or ("read %d: %s"):format(i, got)
-          end
+          shapes.check(("%d:%s:%s/%d:%s:%s"):format(#s, tostring(s[1]), tostring(s[2]), #st, tostring(st[1]),
+            tostring(st[2])), "2:2:3/2:3:1", "read " .. i)
         end
       end)
       jit.on()
       fin.stop()
       assert.is_true(ok, tostring(err))
       assert.is_true(fin.calls >= 300, "finalizers ran " .. fin.calls .. " times")
-      assert.are.equal(0, wrong, "wrong shapes, first: " .. tostring(first))
+      assert.are.equal(0, shapes.wrong, "wrong shapes, first: " .. tostring(shapes.first))
     end)
   end
 end)
