@@ -293,7 +293,7 @@ local function overload_list(name)
   local l = parsed_cache[name]
   if l == nil then
     l = {}
-    for _, e in ipairs(dispatch.index.by_name[name] or {}) do
+    for _, e in ipairs(dispatch.entries(name)) do
       local ok, s = pcall(schema.parse, e[1])
       if ok and s then l[#l + 1] = s end
     end
@@ -344,7 +344,7 @@ end
 -- caller (seen: slow_conv3d, max_unpool2d segfault on fuzzed shapes). --nn includes them.
 local nn_names = dispatch.module_names("nn")
 local names = {}
-for name in pairs(dispatch.index.by_name) do
+for name in pairs(dispatch.names()) do
   if (opt.private or name:sub(1, 1) ~= "_") and (opt.nn or not nn_names[name]) then names[#names + 1] = name end
 end
 table.sort(names)

@@ -15,6 +15,7 @@
 
   Usage:  local dispatch = require "torch._dispatch"
           dispatch.function_for("logaddexp")(a, b);  dispatch.method_for("addcmul")
+          dispatch.entries("add"), dispatch.each_entry(), dispatch.names()  -- the raw entries
           torch._ops  -- the array of bound overloads (entries of torch._gen.ops found in libtorch)
 ]]
 local ffi = require "ffi"
@@ -57,20 +58,57 @@ local V = { NONE = 0, TENSOR = 1, INT = 2, DOUBLE = 3, BOOL = 4, SCALAR_INT = 5,
   SCALAR_BOOL = 7, INT_LIST = 8, DOUBLE_LIST = 9, BOOL_LIST = 10, TENSOR_LIST = 11, OPT_TENSOR_LIST = 12,
   STRING = 13, DEVICE = 14, SCALAR_TYPE = 15, LAYOUT = 16, MEMORY_FORMAT = 17, SYM_INT = 18, SYM_INT_LIST = 19 }
 
----------------------------------------------------------------- the index of names
--- name -> list of raw entries {func, variants, module}; built once per state.
-local index = state.op_index
-if not index then
-  index = { by_name = {}, count = 0 }
-  for _, e in ipairs(gen.ops) do
-    local name = e[1]:match("^([%w_]+)")
-    local list = index.by_name[name]
-    if not list then list = {}; index.by_name[name] = list end
-    list[#list + 1] = e
-  end
-  state.op_index = index
+---------------------------------------------------------------- the entries
+--[[ torch._gen.ops keeps every entry as a line of one string ("func\tvariants[\tmodule]"), and no
+     per-name index is built: both keep the collector's work per cycle small (a string is marked
+     at no cost, 2,400 entry tables and their strings are not; see docs/PERFORMANCE.md, "The
+     library's own heap"). A name's entries are found by a plain search when it is first used;
+     overloads() caches what it parses. ]]
+local entries_text = gen.ops   -- starts with "\n": each line, the first too, follows a newline
+assert(entries_text:sub(1, 1) == "\n", "torch._gen.ops: regenerate it with tools/gen_ops.lua")
+local find, sub, byte = string.find, string.sub, string.byte
+local OPEN_PAREN, DOT = byte("("), byte(".")
+
+local function entry_of(line)
+  local func, variants, module = line:match("^([^\t]+)\t([^\t]*)\t?([^\t]*)$")
+  return { func, variants, module ~= "" and module or nil }
 end
-M.index = index
+
+-- The entries of a schema name, in file order: arrays {func line, variants, python module or nil}.
+function M.entries(name)
+  local list = {}
+  local key = "\n" .. name
+  local init = 1
+  while true do
+    local s, e = find(entries_text, key, init, true)
+    if not s then break end
+    local c = byte(entries_text, e + 1)
+    if c == OPEN_PAREN or c == DOT then
+      local line_end = find(entries_text, "\n", e + 1, true) or #entries_text + 1
+      list[#list + 1] = entry_of(sub(entries_text, s + 1, line_end - 1))
+      init = line_end
+    else
+      init = e + 1
+    end
+  end
+  return list
+end
+
+-- Every entry: for func, variants, module in dispatch.each_entry() do ... end (module nil or a name).
+function M.each_entry()
+  local lines = entries_text:gmatch("\n([^\n]+)")
+  return function()
+    local line = lines()
+    if line then return unpack(entry_of(line), 1, 3) end
+  end
+end
+
+-- The set of schema names: { name = true }.
+function M.names()
+  local names = {}
+  for name in entries_text:gmatch("\n([%w_]+)[%.(]") do names[name] = true end
+  return names
+end
 
 ---------------------------------------------------------------- value matching
 local memory_formats = { contiguous_format = 0, preserve_format = 1, channels_last = 2, channels_last_3d = 3 }
@@ -205,7 +243,7 @@ local function overloads(name)
   local list = cache[name]
   if list then return list end
   list = {}
-  for _, e in ipairs(index.by_name[name] or {}) do
+  for _, e in ipairs(M.entries(name)) do
     local parsed = schema.parse(e[1])
     local ok = C.lt_op_find(op_out, "aten::" .. parsed.name, parsed.overload)
     if ok == 0 and op_out[0] ~= nil then
@@ -412,7 +450,7 @@ end
 -- Every overload found in the loaded libtorch (the count issue #3 reports).
 function M.all_ops()
   local all = {}
-  for name in pairs(index.by_name) do
+  for name in pairs(M.names()) do
     for _, e in ipairs(overloads(name)) do all[#all + 1] = e end
   end
   return all
@@ -421,10 +459,8 @@ end
 -- Names of generated functions in a python module (nn, linalg, special, fft) -> short names.
 function M.module_names(module)
   local names = {}
-  for name, list in pairs(index.by_name) do
-    for _, e in ipairs(list) do
-      if e[3] == module then names[name] = true end
-    end
+  for func, _, m in M.each_entry() do
+    if m == module then names[func:match("^[%w_]+")] = true end
   end
   return names
 end

@@ -33,12 +33,10 @@ end
 local function generated(variant, prefix, out)
   local ok, dispatch = pcall(require, "torch._dispatch")
   if not ok then return end
-  for name, list in pairs(dispatch.index.by_name) do
-    for _, e in ipairs(list) do
-      if e[2]:find(variant, 1, true) and (prefix == nil and e[3] == nil or prefix and name:sub(1, #prefix) == prefix) then
-        out[prefix and name:sub(#prefix + 1) or name] = true
-        break
-      end
+  for func, variants, module in dispatch.each_entry() do
+    local name = func:match("^[%w_]+")
+    if variants:find(variant, 1, true) and (prefix == nil and module == nil or prefix and name:sub(1, #prefix) == prefix) then
+      out[prefix and name:sub(#prefix + 1) or name] = true
     end
   end
 end

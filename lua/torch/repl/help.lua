@@ -60,7 +60,7 @@ local function schemas(name, kind)
   local ok, dispatch = pcall(require, "torch._dispatch")
   if not ok or not name then return {} end
   local res = {}
-  for _, e in ipairs(dispatch.index.by_name[name] or {}) do
+  for _, e in ipairs(dispatch.entries(name)) do
     if kind == nil or e[2]:find(kind, 1, true) then res[#res + 1] = e end
   end
   return res
