@@ -236,6 +236,39 @@ local function order_key(parsed)
   return key
 end
 
+-- PyTorch's varargs rule: a lone positional int[] parameter also takes its ints one by one
+-- (x:repeat(2, 1, 2) is x:repeat({2, 1, 2}), as x.repeat(2, 1, 2) is in Python). The parameter
+-- when the rule applies to a call as a function (skip_self false) or a method, else false.
+local function lone_int_list(params, skip_self)
+  local lone
+  for _, p in ipairs(params) do
+    if not p.kwarg_only and not (skip_self and p.name == "self") then
+      if lone ~= nil then return false end
+      lone = p
+    end
+  end
+  return (lone and lone.list and (lone.type == "int" or lone.type == "SymInt")) and lone or false
+end
+
+--[[ What a call needs to know about an overload, worked out once instead of on every call: which
+     variants it has, the varargs rule for either kind of call, and which parameters an in-place
+     or out= result aliases (the k-th Tensor parameter annotated (a!) for the k-th such result). ]]
+local function prepare(parsed)
+  parsed.is_function = parsed.variants:find("f", 1, true) ~= nil
+  parsed.is_method = parsed.variants:find("m", 1, true) ~= nil
+  parsed.nargs = #parsed.args
+  parsed.lone_function = lone_int_list(parsed.args, false)
+  parsed.lone_method = lone_int_list(parsed.args, true)
+  local written = {}
+  for j, p in ipairs(parsed.args) do
+    if p.writes and p.type == "Tensor" and not p.list then written[#written + 1] = j end
+  end
+  parsed.written = written
+  local aliased_returns = false
+  for _, r in ipairs(parsed.returns) do if r.writes then aliased_returns = true end end
+  parsed.aliased_returns = aliased_returns
+end
+
 -- Parsed, resolved overloads for a name ({entry, op} in trial order); cached per state.
 local function overloads(name)
   local cache = state.op_overloads or {}
@@ -252,6 +285,7 @@ local function overloads(name)
       parsed.module = e[3]
       parsed.order = order_key(parsed)
       parsed.position = #list
+      prepare(parsed)
       list[#list + 1] = parsed
     end
   end
@@ -268,23 +302,14 @@ M.overloads = overloads
      nil plus a reason. `self_obj` (for methods) goes to the parameter named self. ]]
 local function bind(entry, self_obj, positional, npos, kwargs, keep, bound, values)
   local params = entry.args
-  -- PyTorch's varargs rule: a lone positional int[] also takes its ints one by one
-  -- (x:repeat(2, 1, 2) is x:repeat({2, 1, 2}), as x.repeat(2, 1, 2) is in Python).
   if npos > 1 then
-    local lone
-    for _, p in ipairs(params) do
-      if not p.kwarg_only and not (self_obj ~= nil and p.name == "self") then
-        if lone ~= nil then lone = false break end
-        lone = p
-      end
-    end
-    if lone and lone.list and (lone.type == "int" or lone.type == "SymInt") then
-      positional, npos = { { unpack(positional, 1, npos) } }, 1
-    end
+    local lone = self_obj ~= nil and entry.lone_method or entry.lone_function
+    if lone then positional, npos = { { unpack(positional, 1, npos) } }, 1 end
   end
   local pi = 1
   local used_kw = 0
-  for i, p in ipairs(params) do
+  for i = 1, entry.nargs do
+    local p = params[i]
     local v, given
     if self_obj ~= nil and p.name == "self" then
       v, given = self_obj, true
@@ -319,16 +344,13 @@ local function bind(entry, self_obj, positional, npos, kwargs, keep, bound, valu
       end
     end
   end
-  return #params
+  return entry.nargs
 end
 
 local function unpack_results(entry, n, bound, slots)
   local outs = {}
-  -- The k-th result annotated (a!) aliases the k-th argument annotated (a!).
-  local written, next_written = {}, 1
-  for j, p in ipairs(entry.args) do
-    if p.writes and p.type == "Tensor" and not p.list then written[#written + 1] = bound[j] end
-  end
+  -- The k-th result annotated (a!) aliases the k-th argument annotated (a!) (entry.written).
+  local written, next_written = entry.written, 1
   for i = 0, n - 1 do
     local r, ret = slots[i], entry.returns[i + 1]
     local tag = r.tag
@@ -336,7 +358,8 @@ local function unpack_results(entry, n, bound, slots)
       -- An in-place/out= result aliases the argument it wrote: hand back that object.
       local aliased
       if ret and ret.writes then
-        aliased = written[next_written]
+        local j = written[next_written]
+        aliased = j and bound[j]
         next_written = next_written + 1
         if not istype(Ref, aliased) then aliased = nil end
       end
@@ -398,7 +421,7 @@ local function call(display, list, self_obj, ...)
   in_call = true
   local first_reason
   for _, entry in ipairs(list) do
-    if (self_obj == nil and entry.variants:find("f", 1, true)) or (self_obj ~= nil and entry.variants:find("m", 1, true)) then
+    if (self_obj == nil and entry.is_function) or (self_obj ~= nil and entry.is_method) then
       local keep, bound = {}, {}
       local n, reason = bind(entry, self_obj, positional, npos, kwargs, keep, bound, av)
       if n then
@@ -406,7 +429,16 @@ local function call(display, list, self_obj, ...)
           in_call = outer
           error(display .. ": " .. _C.last_error(), 3)
         end
-        local outs, count = unpack_results(entry, nr[0], bound, rv)
+        local count = nr[0]
+        local r = rv[0]
+        if count == 1 and r.tag == V.TENSOR and not entry.aliased_returns then
+          -- the common case, one fresh tensor: no result table
+          local t = wrap(ffi.cast(TensorHandle, r.p))
+          in_call = outer
+          return t
+        end
+        local outs
+        outs, count = unpack_results(entry, count, bound, rv)
         in_call = outer
         return unpack(outs, 1, count)
       end
@@ -428,7 +460,7 @@ end
 function M.function_for(name, display)
   local list = overloads(name)
   local any = false
-  for _, e in ipairs(list) do if e.variants:find("f", 1, true) then any = true end end
+  for _, e in ipairs(list) do if e.is_function then any = true end end
   if not any then return nil end
   display = display or ("torch." .. name)
   return function(...) return call(display, list, nil, ...) end
@@ -438,7 +470,7 @@ end
 function M.method_for(name)
   local list = overloads(name)
   local any = false
-  for _, e in ipairs(list) do if e.variants:find("m", 1, true) then any = true end end
+  for _, e in ipairs(list) do if e.is_method then any = true end end
   if not any then return nil end
   local display = "Tensor." .. name
   return function(self, ...)
