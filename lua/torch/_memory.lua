@@ -32,6 +32,7 @@
 ]]
 local ffi = require "ffi"
 local _C = require "torch._C"
+local pack = require("torch._args").pack
 local C, Ref = _C.C, _C.Ref
 
 local M = {}
@@ -224,7 +225,7 @@ function M.scope(fn, ...)
   local parent = active_scope
   local list = {}
   active_scope = list
-  local results = { pcall(fn, ...) }
+  local results = (pack(pcall(fn, ...)))   -- not { ... }: see torch._args.pack
   active_scope = parent
   local keep = {}
   if results[1] then
@@ -248,7 +249,7 @@ end
 function M.unscoped(fn, ...)
   local saved = active_scope
   active_scope = nil
-  local results = { pcall(fn, ...) }
+  local results = (pack(pcall(fn, ...)))   -- not { ... }: see torch._args.pack
   active_scope = saved
   if not results[1] then error(results[2], 0) end
   return unpack(results, 2, table.maxn(results))

@@ -16,6 +16,7 @@ local ffi = require "ffi"
 local _C = require "torch._C"
 local memory = require "torch._memory"
 local args = require "torch._args"
+local pack = args.pack
 local T = require "torch._tensor"
 
 local C, check, Ref = _C.C, _C.check, _C.Ref
@@ -160,7 +161,7 @@ local function with_grad_mode(name, enabled, fn, ...)
   if type(fn) ~= "function" then args.bad(name, 1, "function", args.typename(fn), 2) end
   local previous = M.is_grad_enabled()
   C.lt_set_grad_enabled(enabled and 1 or 0)
-  local results = { pcall(fn, ...) }
+  local results = (pack(pcall(fn, ...)))   -- not { ... }: see torch._args.pack
   C.lt_set_grad_enabled(previous and 1 or 0)
   if not results[1] then error(results[2], 0) end
   return unpack(results, 2, table.maxn(results))
@@ -174,7 +175,7 @@ function M.inference_mode(fn, ...)
   if type(fn) ~= "function" then args.bad("inference_mode", 1, "function", args.typename(fn)) end
   local guard = ffi.new("void*[1]")
   check(C.lt_inference_mode_enter(guard), "inference_mode")
-  local results = { pcall(fn, ...) }
+  local results = (pack(pcall(fn, ...)))   -- not { ... }: see torch._args.pack
   C.lt_inference_mode_exit(guard[0])
   if not results[1] then error(results[2], 0) end
   return unpack(results, 2, table.maxn(results))
@@ -216,7 +217,7 @@ function M.detect_anomaly(fn, ...)
   if type(fn) ~= "function" then args.bad("detect_anomaly", 1, "function", args.typename(fn)) end
   local previous = M.is_anomaly_enabled()
   set_anomaly(true)
-  local results = { pcall(fn, ...) }
+  local results = (pack(pcall(fn, ...)))   -- not { ... }: see torch._args.pack
   set_anomaly(previous)
   if not results[1] then error(results[2], 0) end
   return unpack(results, 2, table.maxn(results))

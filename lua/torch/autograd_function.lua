@@ -33,6 +33,7 @@ local ffi = require "ffi"
 local _C = require "torch._C"
 local memory = require "torch._memory"
 local T = require "torch._tensor"
+local pack = require("torch._args").pack
 
 local C, check, Ref = _C.C, _C.check, _C.Ref
 local wrap = memory.wrap
@@ -202,7 +203,7 @@ end
 local Ctx = {}
 Ctx.__index = Ctx
 function Ctx.save_for_backward(ctx, ...)
-  ctx.saved_tensors = { ... }
+  ctx.saved_tensors = (pack(...))
 end
 function Ctx.mark_dirty(ctx, ...)
   for _, t in ipairs({ ... }) do ctx._dirty[#ctx._dirty + 1] = t end
@@ -221,8 +222,7 @@ end
 
 local function apply(cls, ...)
   drain()
-  local n_args = select("#", ...)
-  local args = { ... }
+  local args, n_args = pack(...)   -- not { ... }: see torch._args.pack
   local enabled = grad_enabled()
   local ctx = setmetatable({ needs_input_grad = {}, saved_tensors = {}, _dirty = {}, _nondiff = {}, _class = cls,
     _tensor_positions = {} }, Ctx)
@@ -240,11 +240,11 @@ local function apply(cls, ...)
   end
   -- forward runs without recording: its ops are replaced by this Function's node.
   C.lt_set_grad_enabled(0)
-  local results = { pcall(cls.forward, ctx, ...) }
+  local results = (pack(pcall(cls.forward, ctx, ...)))   -- not { ... }: see torch._args.pack
   C.lt_set_grad_enabled(enabled and 1 or 0)
   if not results[1] then error(results[2], 0) end
   local n_results = table.maxn(results) - 1
-  local outputs = { unpack(results, 2, n_results + 1) }
+  local outputs = pack(unpack(results, 2, n_results + 1))
   if not any then return unpack(outputs, 1, n_results) end
 
   local out_pos = {}

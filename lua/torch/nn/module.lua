@@ -21,6 +21,7 @@
 local torch = require "torch"
 local ffi = require "ffi"
 local _C = require "torch._C"
+local pack = require("torch._args").pack
 
 local istype, Ref = ffi.istype, _C.Ref
 
@@ -112,7 +113,7 @@ end
 
 local function instance_call(self, ...)
   local pre = rawget(self, "_forward_pre_hooks")
-  local args_n, args = select("#", ...), { ... }
+  local args, args_n = pack(...)   -- not { ... }: see torch._args.pack
   if pre and #pre > 0 then
     for _, h in ipairs(pre) do
       local replaced = h.fn(self, args)

@@ -32,6 +32,7 @@
 ]]
 local torch = require "torch"
 local module = require "torch.nn.module"
+local pack = require("torch._args").pack
 
 local Module = module.Module
 
@@ -162,7 +163,7 @@ end
 function DDP:no_sync(fn, ...)
   local prev = self.require_backward_grad_sync
   rawset(self, "require_backward_grad_sync", false)
-  local res = { pcall(fn, ...) }
+  local res = (pack(pcall(fn, ...)))   -- not { ... }: see torch._args.pack
   rawset(self, "require_backward_grad_sync", prev)
   if not res[1] then error(res[2], 0) end
   return unpack(res, 2, table.maxn(res))

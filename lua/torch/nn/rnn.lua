@@ -35,6 +35,7 @@ local torch = require "torch"
 local module = require "torch.nn.module"
 local init = require "torch.nn.initializers"
 local U = require "torch.nn._layer_util"
+local pack = require("torch._args").pack
 
 local Module, Parameter = module.Module, module.Parameter
 
@@ -157,9 +158,9 @@ end
 
 -- Calls the ATen op; a libtorch failure (a dtype or device mismatch) is re-raised naming the module.
 function RNNBase:_call(op, ...)
-  local results = { pcall(op, ...) }
+  local results = (pack(pcall(op, ...)))   -- not { ... }: see torch._args.pack
   if not results[1] then self:_fail(3, "%s", (tostring(results[2]):gsub("^[^\n]-:%d+: ", ""))) end
-  return { unpack(results, 2, table.maxn(results)) }
+  return (pack(unpack(results, 2, table.maxn(results))))
 end
 
 --[[ Runs the layer. input is batched (3-D); hx a list of state tensors ({h} or {h, c}).

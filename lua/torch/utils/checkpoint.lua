@@ -21,6 +21,7 @@ local ffi = require "ffi"
 local _C = require "torch._C"
 local af = require "torch.autograd_function"
 local memory = require "torch._memory"
+local pack = require("torch._args").pack
 
 local Ref = _C.Ref
 local istype = ffi.istype
@@ -39,7 +40,7 @@ function Checkpoint.forward(ctx, fn, preserve, _anchor, ...)
   ctx.n_args = select("#", ...)
   -- The inputs only (fn's activations are not kept), as handles of our own so that backward can
   -- release them at once instead of waiting for the Lua collector.
-  local args = { ... }
+  local args = pack(...)   -- not { ... }: see torch._args.pack
   for i = 1, ctx.n_args do
     if istype(Ref, args[i]) then
       local d = args[i]:detach()
@@ -49,13 +50,13 @@ function Checkpoint.forward(ctx, fn, preserve, _anchor, ...)
   end
   ctx.args = args
   -- the scope frees fn's temporaries now rather than at the next collection
-  local n, rest = select("#", ...), { ... }
+  local rest, n = pack(...)
   return memory.scope(function() return fn(unpack(rest, 1, n)) end)
 end
 
 local function recompute_backward(ctx, ...)
   local torch = require "torch"
-  local grads_out = { ... }
+  local grads_out = pack(...)
   local args = ctx.args
   if args == nil then error("checkpoint: backward ran twice over a released checkpoint segment", 0) end
   -- Recompute fn on detached copies of the inputs (requires_grad as before), with forward's RNG.
@@ -113,8 +114,7 @@ function M.checkpoint(fn, ...)
   if type(fn) ~= "function" and not (type(fn) == "table" and getmetatable(fn) and getmetatable(fn).__call) then
     error("bad argument #1 to 'checkpoint' (function expected, got " .. type(fn) .. ")", 2)
   end
-  local n = select("#", ...)
-  local args = { ... }
+  local args, n = pack(...)
   local preserve = true
   local last = args[n]
   if n > 0 and type(last) == "table" and not istype(Ref, last) and getmetatable(last) == nil
