@@ -83,6 +83,10 @@ int lt_last_error_kind(void);
 const char *lt_version(void);        /* libtorch's version, e.g. "1.13.1" */
 const char *lt_cdef_source(void);    /* this header's LT_CDEF region, for ffi.cdef */
 lt_memory_stats *lt_memory(void);
+/* Freed tensor blocks of 128 KiB and more are kept mapped for reuse (bindings/lt_large_blocks.cpp):
+ * the bytes so kept, and a call that unmaps them all (returns the bytes given back). */
+int64_t lt_large_blocks_cached(void);
+int64_t lt_large_blocks_release(void);
 /* Pops up to `capacity` released ids in [lo, hi) — each Lua state owns one such range, so a
  * state never takes (and drops) another state's ids. */
 int lt_drain_released_blobs(int64_t lo, int64_t hi, int64_t *ids, int capacity, int *count);

@@ -6,7 +6,8 @@
  * Memory accounting: ltorch installs a CPU allocator that wraps libtorch's default one and keeps
  * a 64-byte header in front of each block (size + the inner allocation's context and deleter),
  * so live bytes are exact without a side table and the data stays 64-byte aligned as libtorch
- * expects. The counters are plain int64 fields that Lua reads through the FFI without a call;
+ * expects. Blocks of 128 KiB and more come from lt_large_blocks.cpp instead (mapped apart from
+ * the malloc heap, cached for reuse). The counters are plain int64 fields that Lua reads through the FFI without a call;
  * the allocator never calls into Lua.
  */
 #include "lt_internal.hpp"
@@ -33,8 +34,11 @@ lt_memory_stats g_memory = {0, 0, 0};
 
 constexpr size_t kHeaderBytes = 64;
 
+/* mapped == 0: the block came from the inner (malloc) allocator, released through inner_deleter;
+ * else it is a large block of `mapped` bytes from lt_large_blocks.cpp, the header at its start. */
 struct BlockHeader {
   size_t size;
+  size_t mapped;
   void *inner_context;
   c10::DeleterFnPtr inner_deleter;
 };
@@ -43,7 +47,11 @@ static_assert(sizeof(BlockHeader) <= kHeaderBytes, "allocation header must fit i
 void release_block(void *data) {
   auto *header = reinterpret_cast<BlockHeader *>(static_cast<char *>(data) - kHeaderBytes);
   __atomic_fetch_sub(&g_memory.live_bytes, static_cast<int64_t>(header->size), __ATOMIC_RELAXED);
-  header->inner_deleter(header->inner_context);
+  if (header->mapped != 0) {
+    lt::large_block_give(header, header->mapped);
+  } else {
+    header->inner_deleter(header->inner_context);
+  }
 }
 
 /* Fault injection for tests and fuzzing (spec/hardening/fault_injection_spec.lua, tools/api_fuzz.lua):
@@ -78,11 +86,23 @@ struct CountingAllocator final : c10::Allocator {
 
   c10::DataPtr allocate(size_t n) const override {
     check_fault_injection(n);
-    c10::DataPtr block = inner_->allocate(n + kHeaderBytes);
-    auto *header = static_cast<BlockHeader *>(block.get());
+    BlockHeader *header;
+    if (n + kHeaderBytes >= lt::kLargeBlockBytes && lt::large_blocks_enabled()) {
+      size_t mapped = lt::large_block_mapped_size(n + kHeaderBytes);
+      header = static_cast<BlockHeader *>(lt::large_block_take(mapped));
+      TORCH_CHECK_WITH(OutOfMemoryError, header != nullptr, "out of memory: could not map ", mapped,
+                       " bytes for a tensor of ", n, " bytes");
+      header->mapped = mapped;
+      header->inner_context = nullptr;
+      header->inner_deleter = nullptr;
+    } else {
+      c10::DataPtr block = inner_->allocate(n + kHeaderBytes);
+      header = static_cast<BlockHeader *>(block.get());
+      header->mapped = 0;
+      header->inner_deleter = block.get_deleter();
+      header->inner_context = block.release_context();
+    }
     header->size = n;
-    header->inner_deleter = block.get_deleter();
-    header->inner_context = block.release_context();
     int64_t live = __atomic_add_fetch(&g_memory.live_bytes, static_cast<int64_t>(n), __ATOMIC_RELAXED);
     __atomic_add_fetch(&g_memory.allocations, 1, __ATOMIC_RELAXED);
     if (live > g_memory.peak_bytes) g_memory.peak_bytes = live;  // racy max: a statistic only

@@ -270,17 +270,20 @@ function M.stats()
     live_bytes = tonumber(mem.live_bytes),
     peak_bytes = tonumber(mem.peak_bytes),
     allocations = tonumber(mem.allocations),
+    cached_bytes = tonumber(C.lt_large_blocks_cached()),
     held_buffers = (function() local n = 0 for _ in pairs(blob_owners) do n = n + 1 end return n end)(),
   }
 end
 
--- A full collection plus a drain of the release queue (torch.collect()).
+-- A full collection plus a drain of the release queue (torch.collect()); then the freed large
+-- blocks kept mapped for reuse go back to the system too.
 function M.collect()
   collectgarbage("collect")
   collectgarbage("collect")
   sweep()
   drain_blobs()
   account()
+  C.lt_large_blocks_release()
 end
 
 return M
