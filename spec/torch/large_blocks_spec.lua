@@ -3,7 +3,8 @@
   malloc heap and kept for reuse when freed (bindings/lt_large_blocks.cpp).
 
   Checked: a freed block is kept (torch.memory_stats().cached_bytes) and the next tensor of the
-  same size takes it back; torch.collect() gives every kept block back; what is kept never
+  same size takes it back; blocks above 32 MiB are not kept; torch.collect() gives every kept
+  block back; what is kept never
   exceeds the 256 MiB cap, and a block freed over the cap evicts blocks of other sizes rather
   than being dropped itself; small tensors never enter the cache; values are right in reused
   blocks; and a loop that frees big tensors in collector batches, with small allocations in
@@ -66,6 +67,14 @@ describe("large tensor blocks", function()
     assert.is_true(cached() >= 36 * 256 * 1024)
     torch.collect()
     assert.are.equal(0, cached())
+  end)
+
+  it("does not keep blocks above 32 MiB (dataset-sized copies are rarely asked for again)", function()
+    if not on then pending("the large-block cache is off in this process") return end
+    torch.empty(10 * MiB):free()   -- 40 MiB
+    assert.are.equal(0, cached())
+    torch.empty(8 * MiB - 1024):free()   -- just under 32 MiB with its header: kept
+    assert.is_true(cached() > 0)
   end)
 
   it("never keeps small tensors", function()
