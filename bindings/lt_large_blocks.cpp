@@ -9,14 +9,19 @@
  * live memory is flat. Mapped blocks are never mixed with small ones, so RSS follows live memory
  * (the same trace: flat). Mapping each block fresh would fault in every page of every tensor on
  * every step — on this VM that made training steps 3-5x slower — so a freed block goes to a
- * cache keyed by its mapped size, and the next request of that size takes it back, pages
+ * cache keyed by its size class, and the next request of that class takes it back, pages
  * already present: the steady state of a training loop allocates the same sizes every step.
  *
- * Policy: exact mapped-size reuse (sizes rounded up to whole pages); blocks above 32 MiB are not
- * kept; at most kCacheCapBytes cached, and a block freed over the cap first evicts (unmaps)
- * cached blocks of other sizes,
- * so a change of shapes (an eval pass, a new batch size) does not leave the cache full of
- * sizes nobody asks for. lt_large_blocks_release() unmaps every cached block (torch.collect()).
+ * Policy: reuse by size class (quarter octaves, plus a page for the header), and a request
+ * takes a block of its own class or, failing that, of one of the next two: a loop whose shapes
+ * vary from step to step (variable-length batches) still finds blocks. With exact page-rounded
+ * sizes such a loop ran 3.5x slower than on the heap (every size a fresh mapping that faulted
+ * in) and doubled its RSS; with classes it runs 14 % faster than on the heap, with ~25 % more
+ * peak RSS (kept blocks of classes not asked for again until evicted). Blocks above 32 MiB are
+ * not kept; at most kCacheCapBytes is kept, and a block freed over the cap first evicts
+ * (unmaps) kept blocks of other classes, so a change of shapes (an eval pass, a new batch
+ * size) does not leave the cache full of sizes nobody asks for. lt_large_blocks_release()
+ * unmaps every kept block (torch.collect()).
  * Off — every block from the malloc heap, as before — with LTORCH_MALLOC=glibc, and under
  * AddressSanitizer (which checks heap blocks, not mappings).
  *
@@ -80,30 +85,50 @@ bool large_blocks_enabled() {
   return enabled;
 }
 
-size_t large_block_mapped_size(size_t bytes) { return (bytes + kPageBytes - 1) / kPageBytes * kPageBytes; }
+/* The size to map for a tensor of `data_bytes` (its header goes in front): cached sizes are the
+ * data size rounded up to quarter-octave classes (128, 160, 192, 224, 256, 320, ... KiB), plus
+ * one page for the header, so that tensors of nearby sizes share blocks and a power-of-two
+ * tensor is not pushed into the next class by its header; that wastes at most a quarter of a
+ * block (a ninth on average). Uncached sizes (above 32 MiB) are rounded to whole pages only. */
+size_t large_block_mapped_size(size_t data_bytes) {
+  if (data_bytes > kMaxCachedBlockBytes) return (data_bytes + 64 + kPageBytes - 1) / kPageBytes * kPageBytes;
+  size_t octave = kLargeBlockBytes;
+  while (octave * 2 <= data_bytes) octave *= 2;
+  size_t step = octave / 4;
+  return (data_bytes + step - 1) / step * step + kPageBytes;
+}
 
-void *large_block_take(size_t mapped) {
+void *large_block_take(size_t wanted, size_t *mapped) {
   {
     Cache &c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
-    auto it = c.free_by_size.find(mapped);
-    if (it != c.free_by_size.end() && !it->second.empty()) {
-      void *block = it->second.back();
-      it->second.pop_back();
-      c.cached_bytes -= mapped;
-      return block;
+    // Its own class first, else one of the next two (at most ~1.6x the size): a kept block of a
+    // size that is no longer asked for still serves tensors a little smaller.
+    size_t size = wanted;
+    for (int tries = 0; tries < 3 && size <= kMaxCachedBlockBytes + kPageBytes; ++tries) {
+      auto it = c.free_by_size.find(size);
+      if (it != c.free_by_size.end() && !it->second.empty()) {
+        void *block = it->second.back();
+        it->second.pop_back();
+        c.cached_bytes -= size;
+        *mapped = size;
+        return block;
+      }
+      size = large_block_mapped_size(size - kPageBytes + 1);   // the next class up
     }
   }
-  void *block = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void *block = mmap(nullptr, wanted, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  *mapped = wanted;
   return block == MAP_FAILED ? nullptr : block;
 }
 
 void large_block_give(void *block, size_t mapped) {
   std::vector<std::pair<void *, size_t>> evicted;
-  bool keep = mapped <= kMaxCachedBlockBytes;
+  bool keep = mapped <= kMaxCachedBlockBytes + kPageBytes;
   if (keep) {
     Cache &c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
+    // At most ~33 size classes (quarter octaves from 128 KiB to 32 MiB): this scan is short.
     for (auto it = c.free_by_size.begin(); c.cached_bytes + mapped > kCacheCapBytes && it != c.free_by_size.end();
          ++it) {
       if (it->first == mapped) continue;

@@ -88,8 +88,8 @@ struct CountingAllocator final : c10::Allocator {
     check_fault_injection(n);
     BlockHeader *header;
     if (n + kHeaderBytes >= lt::kLargeBlockBytes && lt::large_blocks_enabled()) {
-      size_t mapped = lt::large_block_mapped_size(n + kHeaderBytes);
-      header = static_cast<BlockHeader *>(lt::large_block_take(mapped));
+      size_t mapped = 0;
+      header = static_cast<BlockHeader *>(lt::large_block_take(lt::large_block_mapped_size(n), &mapped));
       TORCH_CHECK_WITH(OutOfMemoryError, header != nullptr, "out of memory: could not map ", mapped,
                        " bytes for a tensor of ", n, " bytes");
       header->mapped = mapped;

@@ -3,7 +3,8 @@
   malloc heap and kept for reuse when freed (bindings/lt_large_blocks.cpp).
 
   Checked: a freed block is kept (torch.memory_stats().cached_bytes) and the next tensor of the
-  same size takes it back; blocks above 32 MiB are not kept; torch.collect() gives every kept
+  same size takes it back, and so do tensors of nearby sizes (quarter-octave classes, or up to
+  two classes bigger); blocks above 32 MiB are not kept; torch.collect() gives every kept
   block back; what is kept never
   exceeds the 256 MiB cap, and a block freed over the cap evicts blocks of other sizes rather
   than being dropped itself; small tensors never enter the cache; values are right in reused
@@ -57,6 +58,24 @@ describe("large tensor blocks", function()
     assert.are.equal(256 * 1024, y:sum():item())
     y:free()
     assert.are.equal(kept, cached())
+  end)
+
+  it("lets tensors of nearby sizes share blocks (size classes), a smaller one a bigger block", function()
+    if not on then pending("the large-block cache is off in this process") return end
+    torch.empty(256 * 1024):free()   -- 1 MiB
+    local kept = cached()
+    local near = torch.empty(240 * 1024)   -- 960 KiB: the same class
+    assert.are.equal(0, cached(), "a 960 KiB tensor did not take the kept 1 MiB block")
+    near:free()
+    assert.are.equal(kept, cached())
+    local smaller = torch.empty(200 * 1024)   -- 800 KiB: a class below, served from the next ones up
+    assert.are.equal(0, cached(), "an 800 KiB tensor did not take the kept 1 MiB block")
+    smaller:fill_(1)
+    assert.are.equal(200 * 1024, smaller:sum():item())
+    smaller:free()
+    local tiny = torch.empty(40 * 1024)    -- 160 KiB: too far below to take a 1 MiB block
+    assert.are.equal(kept, cached())
+    tiny:free()
   end)
 
   it("torch.collect() gives every kept block back", function()
