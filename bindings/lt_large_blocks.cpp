@@ -16,7 +16,7 @@
  * takes a block of its own class or, failing that, of one of the next two: a loop whose shapes
  * vary from step to step (variable-length batches) still finds blocks. With exact page-rounded
  * sizes such a loop ran 3.5x slower than on the heap (every size a fresh mapping that faulted
- * in) and doubled its RSS; with classes it runs 14 % faster than on the heap, with ~25 % more
+ * in) and doubled its RSS; with classes it runs 14 % faster than on the heap, with ~30 % more
  * peak RSS (kept blocks of classes not asked for again until evicted). Blocks above 32 MiB are
  * not kept; at most kCacheCapBytes is kept, and a block freed over the cap first evicts
  * (unmaps) kept blocks of other classes, so a change of shapes (an eval pass, a new batch
