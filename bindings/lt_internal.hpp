@@ -104,11 +104,11 @@ at::Tensor finish(at::Tensor t, const lt_options *opt);
 /* Tensor blocks of kLargeBlockBytes and more (lt_large_blocks.cpp): mapped apart from the malloc
  * heap and cached for reuse by size class. large_block_take returns nullptr when mmap fails. */
 constexpr size_t kLargeBlockBytes = 128 * 1024;
+constexpr size_t kBlockHeaderBytes = 64;  // the CPU allocator's header in front of each block
 bool large_blocks_enabled();
 size_t large_block_mapped_size(size_t bytes);
 void *large_block_take(size_t wanted, size_t *mapped);  // *mapped: the block's size (>= wanted)
 void large_block_give(void *block, size_t mapped);
-size_t large_blocks_cached_bytes();
 
 }  // namespace lt
 

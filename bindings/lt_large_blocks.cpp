@@ -91,7 +91,7 @@ bool large_blocks_enabled() {
  * tensor is not pushed into the next class by its header; that wastes at most a quarter of a
  * block (a ninth on average). Uncached sizes (above 32 MiB) are rounded to whole pages only. */
 size_t large_block_mapped_size(size_t data_bytes) {
-  if (data_bytes > kMaxCachedBlockBytes) return (data_bytes + 64 + kPageBytes - 1) / kPageBytes * kPageBytes;
+  if (data_bytes > kMaxCachedBlockBytes) return (data_bytes + kBlockHeaderBytes + kPageBytes - 1) / kPageBytes * kPageBytes;
   size_t octave = kLargeBlockBytes;
   while (octave * 2 <= data_bytes) octave *= 2;
   size_t step = octave / 4;
@@ -148,12 +148,6 @@ void large_block_give(void *block, size_t mapped) {
   if (!keep) munmap(block, mapped);
 }
 
-size_t large_blocks_cached_bytes() {
-  Cache &c = cache();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  return c.cached_bytes;
-}
-
 }  // namespace lt
 
 extern "C" {
@@ -178,6 +172,10 @@ int64_t lt_large_blocks_release(void) {
   return released;
 }
 
-int64_t lt_large_blocks_cached(void) { return static_cast<int64_t>(lt::large_blocks_cached_bytes()); }
+int64_t lt_large_blocks_cached(void) {
+  Cache &c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return static_cast<int64_t>(c.cached_bytes);
+}
 
 }  // extern "C"

@@ -32,7 +32,7 @@ thread_local int t_error_kind = LT_OK;
 
 lt_memory_stats g_memory = {0, 0, 0};
 
-constexpr size_t kHeaderBytes = 64;
+constexpr size_t kHeaderBytes = lt::kBlockHeaderBytes;
 
 /* mapped == 0: the block came from the inner (malloc) allocator, released through inner_deleter;
  * else it is a large block of `mapped` bytes from lt_large_blocks.cpp, the header at its start. */

@@ -77,7 +77,7 @@ local function q(s) return string.format("%q", s) end
 
 -- One line per bound overload. A long string, not a table per entry: the collector marks one
 -- string at no cost, but it visits 2,400 entry tables and their strings in every GC cycle, and
--- ltorch runs a cycle every ~1,000 tensors (docs/PERFORMANCE.md, "The library's own heap").
+-- ltorch runs a cycle every ~1,000 tensors (docs/PERFORMANCE.md, optimisation 7).
 local lines = {}
 for _, b in ipairs(bound) do
   assert(not b[1]:find("[\t\n]") and not b[2]:find("[\t\n]"), "gen_ops: tab or newline in an entry")

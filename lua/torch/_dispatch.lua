@@ -61,8 +61,8 @@ local V = { NONE = 0, TENSOR = 1, INT = 2, DOUBLE = 3, BOOL = 4, SCALAR_INT = 5,
 ---------------------------------------------------------------- the entries
 --[[ torch._gen.ops keeps every entry as a line of one string ("func\tvariants[\tmodule]"), and no
      per-name index is built: both keep the collector's work per cycle small (a string is marked
-     at no cost, 2,400 entry tables and their strings are not; see docs/PERFORMANCE.md, "The
-     library's own heap"). A name's entries are found by a plain search when it is first used;
+     at no cost, 2,400 entry tables and their strings are not; see docs/PERFORMANCE.md,
+     optimisation 7). A name's entries are found by a plain search when it is first used;
      overloads() caches what it parses. ]]
 local entries_text = gen.ops   -- starts with "\n": each line, the first too, follows a newline
 assert(entries_text:sub(1, 1) == "\n", "torch._gen.ops: regenerate it with tools/gen_ops.lua")

@@ -42,12 +42,18 @@ end
 
 describe("large tensor blocks", function()
   local on = cache_on()
+  -- it(), skipped when this process does not cache large blocks
+  local function it_cached(name, fn)
+    it(name, function()
+      if not on then pending("the large-block cache is off in this process") return end
+      fn()
+    end)
+  end
 
   before_each(function() torch.collect() end)
   after_each(function() torch.collect() end)
 
-  it("keeps a freed block and gives it to the next tensor of that size", function()
-    if not on then pending("the large-block cache is off in this process") return end
+  it_cached("keeps a freed block and gives it to the next tensor of that size", function()
     assert.are.equal(0, cached())
     local x = torch.empty(256 * 1024)   -- 1 MiB of floats
     x:free()
@@ -60,8 +66,7 @@ describe("large tensor blocks", function()
     assert.are.equal(kept, cached())
   end)
 
-  it("lets tensors of nearby sizes share blocks (size classes), a smaller one a bigger block", function()
-    if not on then pending("the large-block cache is off in this process") return end
+  it_cached("lets tensors of nearby sizes share blocks (size classes), a smaller one a bigger block", function()
     torch.empty(256 * 1024):free()   -- 1 MiB
     local kept = cached()
     local near = torch.empty(240 * 1024)   -- 960 KiB: the same class
@@ -78,8 +83,7 @@ describe("large tensor blocks", function()
     tiny:free()
   end)
 
-  it("torch.collect() gives every kept block back", function()
-    if not on then pending("the large-block cache is off in this process") return end
+  it_cached("torch.collect() gives every kept block back", function()
     local ts = {}
     for i = 1, 8 do ts[i] = torch.empty(i * 64 * 1024) end
     for i = 1, 8 do ts[i]:free() end
@@ -88,22 +92,19 @@ describe("large tensor blocks", function()
     assert.are.equal(0, cached())
   end)
 
-  it("does not keep blocks above 32 MiB (dataset-sized copies are rarely asked for again)", function()
-    if not on then pending("the large-block cache is off in this process") return end
+  it_cached("does not keep blocks above 32 MiB (dataset-sized copies are rarely asked for again)", function()
     torch.empty(10 * MiB):free()   -- 40 MiB
     assert.are.equal(0, cached())
     torch.empty(8 * MiB - 1024):free()   -- just under 32 MiB with its header: kept
     assert.is_true(cached() > 0)
   end)
 
-  it("never keeps small tensors", function()
-    if not on then pending("the large-block cache is off in this process") return end
+  it_cached("never keeps small tensors", function()
     for _ = 1, 100 do torch.empty(1000):free() end   -- 4 KB each
     assert.are.equal(0, cached())
   end)
 
-  it("keeps at most 256 MiB, evicting other sizes for a newly freed block", function()
-    if not on then pending("the large-block cache is off in this process") return end
+  it_cached("keeps at most 256 MiB, evicting other sizes for a newly freed block", function()
     local big = {}
     for i = 1, 70 do big[i] = torch.empty(MiB) end   -- 70 blocks of 4 MiB: 280 MiB
     for i = 1, 70 do big[i]:free() end
@@ -119,8 +120,7 @@ describe("large tensor blocks", function()
     again:free()
   end)
 
-  it("gives right values in reused blocks", function()
-    if not on then pending("the large-block cache is off in this process") return end
+  it_cached("gives right values in reused blocks", function()
     local a = torch.randn(512, 512)
     local expected = (a * 2):sum():item()
     for _ = 1, 5 do
@@ -134,8 +134,7 @@ describe("large tensor blocks", function()
     end
   end)
 
-  it("keeps RSS flat over a loop that frees big tensors in collector batches", function()
-    if not on then pending("the large-block cache is off in this process") return end
+  it_cached("keeps RSS flat over a loop that frees big tensors in collector batches", function()
     local w = torch.randn(784, 256)
     local x = torch.randn(64, 784)
     local function step()
