@@ -31,6 +31,7 @@
 struct lt_op {
   c10::OperatorHandle handle;
   std::string schema;
+  int nargs;  // the registered schema's argument count: a call with another count is refused
 };
 
 namespace {
@@ -273,7 +274,7 @@ int lt_op_find(lt_op **out, const char *name, const char *overload) {
   } else {
     std::ostringstream s;
     s << handle->schema();
-    *out = interned.emplace(key, std::unique_ptr<lt_op>(new lt_op{*handle, s.str()})).first->second.get();
+    *out = interned.emplace(key, std::unique_ptr<lt_op>(new lt_op{*handle, s.str(), static_cast<int>(handle->schema().arguments().size())})).first->second.get();
   }
   LT_CATCH
 }
@@ -289,6 +290,12 @@ int lt_op_call(const lt_op *op, const lt_value *args, int nargs, lt_value *resul
   *nresults = 0;
   LT_TRY
   if (op == nullptr) throw lt::ValueError("lt_op_call: NULL operator");
+  // The boxed kernel pops exactly its schema's arguments: a shorter stack would be read past its
+  // end. The Lua side binds against this schema (torch._dispatch), so this only trips for a
+  // caller that packs its own arguments (or an op table bound against another libtorch).
+  if (nargs != op->nargs)
+    throw lt::ValueError(op->schema + ": takes " + std::to_string(op->nargs) + " arguments, called with " +
+                         std::to_string(nargs));
   torch::jit::Stack stack;
   stack.reserve(static_cast<size_t>(nargs));
   for (int i = 0; i < nargs; ++i) stack.push_back(to_ivalue(args[i]));

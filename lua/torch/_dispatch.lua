@@ -269,6 +269,23 @@ local function prepare(parsed)
   parsed.aliased_returns = aliased_returns
 end
 
+--[[ The schema the loaded libtorch registered for an operator, parsed; nil plus the text when it
+     cannot be parsed. Overloads are bound against it rather than against the generated table's
+     func line: the table names what exists and how it is exposed (variants, python module), the
+     library decides the arguments. With the libtorch the table came from the two parse the same
+     (checked op by op in spec/torch/dispatch_schema_spec.lua); with another (a PyTorch 2.x
+     libtorch under an op table of 1.13) an overload whose arguments changed is still called with
+     the arguments that library expects, never with a stale list. ]]
+local schema_text = ffi.new("const char *[1]")
+local function live_schema(op)
+  if C.lt_op_schema(op, schema_text) ~= 0 then return nil, "(no schema)" end
+  local text = ffi.string(schema_text[0]):gsub("^aten::", "")
+  local ok, parsed = pcall(schema.parse, text)
+  if ok then return parsed end
+  return nil, text
+end
+M.live_schema = live_schema
+
 -- Parsed, resolved overloads for a name ({entry, op} in trial order); cached per state.
 local function overloads(name)
   local cache = state.op_overloads or {}
@@ -277,9 +294,12 @@ local function overloads(name)
   if list then return list end
   list = {}
   for _, e in ipairs(M.entries(name)) do
-    local parsed = schema.parse(e[1])
-    local ok = C.lt_op_find(op_out, "aten::" .. parsed.name, parsed.overload)
-    if ok == 0 and op_out[0] ~= nil then
+    local op_name, overload = e[1]:match("^%s*([%w_]+)%.?([%w_]*)%(")
+    local ok = C.lt_op_find(op_out, "aten::" .. op_name, overload)
+    -- An overload whose registered schema this parser cannot read is left out (the C side would
+    -- refuse a call with a wrong argument count anyway; see lt_op_call).
+    local parsed = ok == 0 and op_out[0] ~= nil and live_schema(op_out[0])
+    if parsed then
       parsed.op = op_out[0]
       parsed.variants = e[2]
       parsed.module = e[3]

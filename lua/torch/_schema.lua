@@ -19,13 +19,16 @@ local M = {}
 
 local function trim(s) return (s:gsub("^%s+", ""):gsub("%s+$", "")) end
 
--- Splits on commas that are not inside (), [] or quotes.
+-- Splits on commas that are not inside (), [] or quotes (a backslash escapes a quote inside one).
 local function split_top(s)
-  local parts, depth, start, quote = {}, 0, 1, nil
+  local parts, depth, start, quote, escaped = {}, 0, 1, nil, false
   for i = 1, #s do
     local c = s:sub(i, i)
-    if quote then
-      if c == quote then quote = nil end
+    if escaped then
+      escaped = false
+    elseif quote then
+      if c == "\\" then escaped = true
+      elseif c == quote then quote = nil end
     elseif c == "'" or c == '"' then quote = c
     elseif c == "(" or c == "[" then depth = depth + 1
     elseif c == ")" or c == "]" then depth = depth - 1
@@ -73,7 +76,7 @@ local function parse_default(raw, info)
     return list
   end
   local q = raw:match("^'(.*)'$") or raw:match('^"(.*)"$')
-  if q then return q end
+  if q then return (q:gsub("\\(.)", "%1")) end
   if raw == "inf" then return math.huge end
   if raw == "-inf" then return -math.huge end
   local n = tonumber(raw)
