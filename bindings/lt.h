@@ -101,6 +101,11 @@ int lt_get_num_threads(int *out);
 int lt_device_parse(const char *spec, int *device_type, int *device_index);
 int lt_device_check(int device_type, int device_index);  /* error naming the build if unusable */
 int lt_cuda_device_count(int *out);
+/* CUDA device control; index -1 = the current device. Each fails naming the build without CUDA. */
+int lt_cuda_synchronize(int index);
+int lt_cuda_current_device(int *out);
+int lt_cuda_set_device(int index);
+int lt_cuda_manual_seed(uint64_t seed, int index, int all);
 int lt_has_backend(int device_type, int *out);
 int lt_dtype_is_floating(int dtype, int *out);
 int lt_dtype_item_size(int dtype, int *out);

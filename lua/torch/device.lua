@@ -8,7 +8,8 @@
   Usage:  local device = require "torch.device"
           device.resolve("cuda:0")           --> device object (checked when used)
           device.check(d)                    --> error unless d is usable here
-          torch.cuda.is_available(), torch.cuda.device_count()
+          torch.cuda.is_available(), torch.cuda.device_count(), torch.cuda.synchronize([d]),
+          torch.cuda.current_device(), torch.cuda.set_device(d), torch.cuda.manual_seed[_all](s)
 ]]
 local ffi = require "ffi"
 local _C = require "torch._C"
@@ -90,6 +91,57 @@ end
 function M.cuda.device_count()
   C.lt_cuda_device_count(int_type)
   return int_type[0]
+end
+
+-- A CUDA device index from nil (the current device: -1), a number, "cuda", "cuda:N" or a device
+-- object; anything else (a CPU device, say) is an error naming the function.
+local function cuda_index(v, what)
+  if v == nil then return -1 end
+  local d = M.resolve(v, what, 3)
+  if d.type ~= "cuda" then
+    error(("%s: expected a CUDA device, got '%s'"):format(what, tostring(d)), 3)
+  end
+  return d.index or -1
+end
+
+-- The C side's message already names the function.
+local function cuda_check(status)
+  if status ~= 0 then error(_C.last_error(), 3) end
+end
+
+-- Waits for every queued kernel on the device (default: the current one) to finish:
+-- torch.cuda.synchronize([device]). Time GPU work only between two of these.
+function M.cuda.synchronize(device)
+  cuda_check(C.lt_cuda_synchronize(cuda_index(device, "cuda.synchronize")))
+end
+
+-- The index of the current CUDA device.
+function M.cuda.current_device()
+  cuda_check(C.lt_cuda_current_device(int_type))
+  return int_type[0]
+end
+
+-- Makes `device` (a number, "cuda:N" or a device object) the current CUDA device.
+function M.cuda.set_device(device)
+  if device == nil then error("cuda.set_device: expected a CUDA device, got nil", 2) end
+  cuda_check(C.lt_cuda_set_device(cuda_index(device, "cuda.set_device")))
+end
+
+local function seed_of(seed, what)
+  if type(seed) ~= "number" or seed ~= math.floor(seed) or seed < 0 or seed >= 2 ^ 53 then
+    error(("%s: expected a non-negative integer seed, got %s"):format(what, tostring(seed)), 3)
+  end
+  return seed
+end
+
+-- Seeds the current CUDA device's generator (torch.manual_seed seeds the CPU and every GPU).
+function M.cuda.manual_seed(seed)
+  cuda_check(C.lt_cuda_manual_seed(seed_of(seed, "cuda.manual_seed"), -1, 0))
+end
+
+-- Seeds every visible CUDA device's generator.
+function M.cuda.manual_seed_all(seed)
+  cuda_check(C.lt_cuda_manual_seed(seed_of(seed, "cuda.manual_seed_all"), -1, 1))
 end
 
 M.mps = {}

@@ -202,6 +202,22 @@ describe("devices", function()
     errs("zeros: device 'meta' is not supported by ltorch", torch.zeros, 2, { device = "meta" })
   end)
 
+  it("torch.cuda's device control fails naming the build, and checks its arguments first", function()
+    errs("cuda.synchronize: " .. build .. " has no CUDA support", torch.cuda.synchronize)
+    errs("cuda.synchronize: " .. build, torch.cuda.synchronize, 0)
+    errs("cuda.current_device: " .. build, torch.cuda.current_device)
+    errs("cuda.set_device: " .. build, torch.cuda.set_device, "cuda:0")
+    errs("cuda.manual_seed: " .. build, torch.cuda.manual_seed, 1)
+    errs("cuda.manual_seed_all: " .. build, torch.cuda.manual_seed_all, 1)
+    errs("cuda.set_device: expected a CUDA device, got nil", torch.cuda.set_device)
+    errs("cuda.set_device: expected a CUDA device, got 'cpu'", torch.cuda.set_device, "cpu")
+    errs("cuda.synchronize: invalid device 'gpu'", torch.cuda.synchronize, "gpu")
+    errs("cuda.synchronize: invalid device index -1", torch.cuda.synchronize, -1)
+    errs("cuda.manual_seed: expected a non-negative integer seed, got -1", torch.cuda.manual_seed, -1)
+    errs("cuda.manual_seed_all: expected a non-negative integer seed, got 0.5", torch.cuda.manual_seed_all, 0.5)
+    errs("cuda.manual_seed: expected a non-negative integer seed, got x", torch.cuda.manual_seed, "x")
+  end)
+
   it("rejects malformed device specs", function()
     local expected = "(expected \"cpu\", \"cuda\", \"cuda:N\" or \"mps\")"
     for _, bad in ipairs({ "gpu", "CUDA", "cuda:x", "cuda:-1", "", "cuda:1:2" }) do
