@@ -1,7 +1,7 @@
 /*
  * lt_distributed.cpp — libtorch's c10d for Lua: rendezvous stores (TCPStore, FileStore) and
- * process groups (Gloo always; NCCL when libtorch was built with it and ltorch is compiled with
- * LTORCH_WITH_NCCL), with the collectives that data-parallel training needs: all_reduce,
+ * process groups (Gloo when its headers were found at configure time, LTORCH_WITH_GLOO: Debian's
+ * libgloo-dev; NCCL when libtorch was built with it and ltorch is compiled with LTORCH_WITH_NCCL), with the collectives that data-parallel training needs: all_reduce,
  * broadcast, all_gather, barrier. lua/torch/distributed.lua builds PyTorch's
  * torch.distributed API on top.
  *
@@ -17,8 +17,13 @@
 
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/csrc/distributed/c10d/Types.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+#include <ATen/ops/empty_like.h>
+#ifdef LTORCH_WITH_GLOO
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
 #ifdef LTORCH_WITH_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
@@ -116,7 +121,9 @@ int lt_dist_has_backend(const char *backend, int *out) {
   LT_TRY
   std::string b(backend);
   *out = 0;
+#ifdef LTORCH_WITH_GLOO
   if (b == "gloo") *out = 1;
+#endif
 #ifdef LTORCH_WITH_NCCL
   if (b == "nccl") *out = 1;
 #endif
@@ -202,6 +209,7 @@ int lt_dist_pg_new(lt_process_group **out, lt_store *s, const char *backend, int
   auto timeout = ms(timeout_ms);
   std::unique_ptr<lt_collectives> pg;
   if (b == "gloo") {
+#ifdef LTORCH_WITH_GLOO
     auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
     if (gloo_iface != nullptr && gloo_iface[0] != '\0') {
       opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(gloo_iface));
@@ -213,6 +221,12 @@ int lt_dist_pg_new(lt_process_group **out, lt_store *s, const char *backend, int
     opts->threads = 2;
     pg = std::make_unique<lt_collectives_of<c10d::ProcessGroupGloo>>(
         c10::make_intrusive<c10d::ProcessGroupGloo>(s->s, rank, world_size, opts));
+#else
+    (void)gloo_hostname;
+    (void)gloo_iface;
+    throw lt::ValueError("backend 'gloo' is not available: this ltorch was built without Gloo's headers "
+                         "(install libgloo-dev, or the libtorch's own gloo/ include directory, and reconfigure)");
+#endif
   } else if (b == "nccl") {
 #ifdef LTORCH_WITH_NCCL
     auto opts = c10d::ProcessGroupNCCL::Options::create();
