@@ -5,7 +5,7 @@
   means ltorch is faster), peak RSS, and whether each target is met.
 
   Run:  build/ltorch bench/run.lua [--reps N] [--scale S] [--only a,b] [--pin CPU|none]
-                                   [--malloc same|default] [--out FILE]
+                                   [--malloc same|default] [--device cpu|cuda] [--out FILE]
         (or: bash bench/run.sh ...)
     --reps   repetitions per workload and implementation (default 5; memory runs once)
     --scale  1 = full size; smaller shrinks counts and sizes (the smoke spec uses 0.01)
@@ -19,6 +19,11 @@
              ltorch executable sets for itself (runtime/main.c, tune_malloc), through
              GLIBC_TUNABLES, so the comparison is of the front ends over one engine and one
              allocator setting; `default`: they run with glibc's defaults (as users run them)
+    --device `cuda`: workloads 2-4 (mlp, cnn, transformer; the default --only there) on the GPU,
+             ltorch beside PyTorch (BENCH_PYTHON, default /usr/bin/python3), wall time between
+             two synchronizes, the transformer at its full 4 layers and batch 32; no C++ column
+             and no pinning (the GPU machine runs bench/gpu/check.sh, which builds ltorch
+             against that machine's PyTorch libtorch)
     --out    where the Markdown goes (default build/bench_results.md); also printed to stdout
   The C++ program (bench/workloads.cpp) is compiled to build/bench_workloads_cpp when missing or
   older than its source (needs g++ and libtorch's headers; without them, or with the environment
@@ -27,7 +32,7 @@
 ]]
 local ffi = require "ffi"
 
-local opts = { reps = 5, scale = 1, only = nil, pin = "0", malloc = "same", out = "build/bench_results.md" }
+local opts = { reps = 5, scale = 1, only = nil, pin = "0", malloc = "same", device = "cpu", out = "build/bench_results.md" }
 do
   local i = 1
   while i <= #arg do
@@ -39,12 +44,24 @@ do
     elseif k == "--malloc" then
       assert(v == "same" or v == "default", "--malloc same|default")
       opts.malloc = v
+    elseif k == "--device" then
+      assert(v == "cpu" or v == "cuda", "--device cpu|cuda")
+      opts.device = v
     elseif k == "--pin" then
       assert(v == "none" or (v and v:match("^%d+$")), "--pin CPU (a CPU number) or --pin none")
       opts.pin = v
     else error("unknown option " .. tostring(k)) end
     i = i + 2
   end
+end
+
+local on_gpu = opts.device ~= "cpu"
+if on_gpu then
+  opts.only = opts.only or { mlp = true, cnn = true, transformer = true }
+  for m in pairs(opts.only) do
+    assert(m == "mlp" or m == "cnn" or m == "transformer", "--device cuda runs only mlp, cnn and transformer, not " .. m)
+  end
+  opts.pin = "none"   -- the host side of a GPU step is not what this compares
 end
 
 local root = (arg[0]:match("^(.*)/bench/run%.lua$")) or "."
@@ -75,11 +92,18 @@ local function mtime(path)
   return tonumber(out)
 end
 
+if on_gpu and not select(2, sh(q(LTORCH) .. [[ -e 'os.exit(require("torch").cuda.is_available() and 0 or 1)']])) then
+  io.stderr:write("bench: --device cuda: ", LTORCH, " sees no CUDA device (a CPU-only libtorch, or no GPU)\n")
+  os.exit(1)
+end
+
 -- C++ build -----------------------------------------------------------------------------------
 local cpp_ok = false
 do
   local bin, src = mtime(CPP), mtime(CPP_SRC)
-  if bin and src and bin >= src then
+  if on_gpu then
+    io.stderr:write("bench: --device cuda: no C++ column\n")
+  elseif bin and src and bin >= src then
     cpp_ok = true
   elseif os.getenv("BENCH_NO_CPP_BUILD") then
     io.stderr:write("bench: ", CPP, " missing or stale and BENCH_NO_CPP_BUILD is set: C++ column is n/a\n")
@@ -95,9 +119,10 @@ end
 -- The thresholds runtime/main.c's tune_malloc sets with mallopt, as glibc tunables for the others.
 local MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=268435456"
 local function same_malloc() return opts.malloc == "same" and ("env GLIBC_TUNABLES=" .. MALLOC_TUNABLES .. " ") or "" end
+local device_env = on_gpu and ("env BENCH_DEVICE=" .. opts.device .. " ") or ""
 local impls = {
-  { name = "ltorch", cmd = function(mode) return ("%s %s/bench/workloads.lua %s %s"):format(q(LTORCH), q(root), mode, opts.scale) end },
-  { name = "PyTorch", cmd = function(mode) return ("%s%s %s/bench/workloads.py %s %s"):format(same_malloc(), q(PYTHON), q(root), mode, opts.scale) end },
+  { name = "ltorch", cmd = function(mode) return ("%s%s %s/bench/workloads.lua %s %s"):format(device_env, q(LTORCH), q(root), mode, opts.scale) end },
+  { name = "PyTorch", cmd = function(mode) return ("%s%s%s %s/bench/workloads.py %s %s"):format(device_env, same_malloc(), q(PYTHON), q(root), mode, opts.scale) end },
   { name = "C++", cmd = function(mode) return cpp_ok and ("%s%s %s %s"):format(same_malloc(), q(CPP), mode, opts.scale) or nil end },
 }
 
@@ -200,7 +225,8 @@ local rows = {
   { "mlp", "mlp_warmup_s", "MLP: warm-up, the untimed first steps, total (s)", "time", "none" },
   { "cnn", "cnn_steps_per_s", "small CNN AdamW b128 (steps/s)", "rate", "compute" },
   { "cnn", "cnn_warmup_s", "small CNN: warm-up, the untimed first steps, total (s)", "time", "none" },
-  { "transformer", "transformer_tokens_per_s", "transformer enc. 2×d256 seq128 b8 (tokens/s)", "rate", "compute" },
+  { "transformer", "transformer_tokens_per_s", on_gpu and "transformer enc. 4×d256 seq128 b32 (tokens/s)"
+    or "transformer enc. 2×d256 seq128 b8 (tokens/s)", "rate", "compute" },
   { "transformer", "transformer_warmup_s", "transformer: warm-up, the untimed first steps, total (s)", "time", "none" },
   { "epoch", "epoch_wall_s", "full recipe epoch, end to end: wall (s)", "time", "none" },
   { "epoch", "epoch_cpu_s", "full recipe epoch, end to end: process CPU (s)", "time", "none" },
@@ -256,15 +282,19 @@ local function machine()
   local kernel = sh("uname -r"):gsub("%s+$", "")
   local ver = sh(q(PYTHON) .. " -c 'import torch; print(torch.__version__)'"):gsub("%s+$", "")
   local date = os.date("!%Y-%m-%d %H:%M UTC")
-  return ("%s; %s CPUs (nproc); %.0f GiB RAM; Linux %s; libtorch/PyTorch %s (Debian); %s")
-    :format(cpu, ncpu, (tonumber(mem) or 0) / 1048576, kernel, ver, date)
+  local gpu = ""
+  if on_gpu then
+    gpu = "; GPU " .. (sh("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader"):match("^[^\n]+") or "?")
+  end
+  return ("%s; %s CPUs (nproc); %.0f GiB RAM; Linux %s; libtorch/PyTorch %s%s; %s")
+    :format(cpu, ncpu, (tonumber(mem) or 0) / 1048576, kernel, ver, gpu, date)
 end
 
 local lines = {}
 local function add(s) lines[#lines + 1] = s end
 add(("Machine: %s.  "):format(machine()))
-add(("Command: `build/ltorch bench/run.lua --reps %d --scale %s%s` — medians of %d runs each (memory: 1 run), runs interleaved, %s."):format(
-  opts.reps, tostring(opts.scale), opts.only and (" --only " .. table.concat((function() local t = {} for k in pairs(opts.only) do t[#t + 1] = k end table.sort(t) return t end)(), ",")) or "",
+add(("Command: `build/ltorch bench/run.lua --reps %d --scale %s%s%s` — medians of %d runs each (memory: 1 run), runs interleaved, %s."):format(
+  opts.reps, tostring(opts.scale), on_gpu and (" --device " .. opts.device) or "", opts.only and (" --only " .. table.concat((function() local t = {} for k in pairs(opts.only) do t[#t + 1] = k end table.sort(t) return t end)(), ",")) or "",
   opts.reps, opts.pin == "none" and "not pinned" or ("each process pinned to CPU " .. opts.pin .. " (taskset)"))
   .. (opts.malloc == "same" and " PyTorch and C++ run with ltorch's malloc thresholds (GLIBC_TUNABLES, `--malloc same`)."
       or " PyTorch and C++ run with glibc's default malloc settings (`--malloc default`)."))
@@ -295,9 +325,11 @@ local function thousands(n) return tostring(n):reverse():gsub("(%d%d%d)", "%1,")
 local about = {
   dispatch = ("1 · op dispatch: %s iterations each of `a + b`, `a * b` (10-element float tensors), `m1:matmul(m2)` 8×8, `x[3]` on 16×8; µs per op, process CPU time"):format(thousands(cnt(200000, 100))),
   startup = "7 · start-up: a process that loads the library and exits (`ltorch -e 'require\"torch\"'`, `python3 -c 'import torch'`, a C++ `main` linked to libtorch); wall and the child's user+sys",
-  mlp = ("2 · MLP step: 784-256-10, ReLU, cross-entropy, AdamW, a fixed synthetic batch of 64, %s steps after %s warm-up steps (timed apart); steps/s, process CPU time"):format(thousands(cnt(2000, 3)), warmup(cnt(2000, 3))),
+  mlp = ("2 · MLP step: 784-256-10, ReLU, cross-entropy, AdamW, a fixed synthetic batch of 64, %s steps after %s warm-up steps (timed apart); steps/s, %s"):format(thousands(cnt(2000, 3)), warmup(cnt(2000, 3)),
+    on_gpu and "on the GPU, wall time between synchronizes" or "process CPU time"),
   cnn = ("3 · small CNN step: conv(1→16)-ReLU-pool-conv(16→32)-ReLU-pool-Linear(1568→10), batch %d of 1×28×28, AdamW, %d steps after %d warm-up steps (timed apart); steps/s"):format(cnt(128, 2), cnt(100, 2), warmup(cnt(100, 2))),
-  transformer = ("4 · transformer step: `nn.TransformerEncoder` 2 layers, d_model 256, 4 heads, ff 512, dropout 0, batch 8 × seq %d, loss mean(out²), AdamW, %d steps after %d warm-up steps (timed apart); tokens/s"):format(opts.scale < 1 and 16 or 128, cnt(20, 2), warmup(cnt(20, 2))),
+  transformer = ("4 · transformer step: `nn.TransformerEncoder` %d layers, d_model 256, 4 heads, ff 512, dropout 0, batch %d × seq %d, loss mean(out²), AdamW, %d steps after %d warm-up steps (timed apart); tokens/s"):format(
+    on_gpu and 4 or 2, on_gpu and (opts.scale < 1 and 8 or 32) or 8, opts.scale < 1 and 16 or 128, cnt(20, 2), warmup(cnt(20, 2))),
   epoch = ("5 · full recipe epoch: `recipes/train_classifier.lua`'s default config%s — read Fashion-MNIST's gzipped IDX files, seeded split (55k train / 5k val), scale to [0,1] and normalise with the train mean/std, shuffled loader batch 128 (val 1000), MLP 784-256-128-10 with dropout 0.1, AdamW lr 1e-3 wd 1e-4, grad clip 1.0, one epoch, val pass, metrics line + checkpoint; ltorch runs the recipe's own `classifier_lib.build` + `trainer.fit`, PyTorch `TensorDataset` + `DataLoader`, C++ `randperm` + `index_select` batches; seconds in-process (imports excluded)"):format(
     opts.scale < 1 and (" at --limit-train %d --limit-eval %d"):format(cnt(55000, 2), cnt(5000, 2)) or ""),
   memory = ("6 · memory: the MLP step %s times; RSS after warm-up (step %s), at the end, growth after warm-up (mean and max of the 2nd half minus the 1st), peak"):format(

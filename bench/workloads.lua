@@ -2,7 +2,7 @@
   bench/workloads.lua — the ltorch side of the side-by-side benchmark (bench/run.lua runs it
   beside bench/workloads.py and bench/workloads.cpp, which do the same work the same way).
 
-  Run:  build/ltorch bench/workloads.lua MODE [SCALE]
+  Run:  [BENCH_DEVICE=cuda] build/ltorch bench/workloads.lua MODE [SCALE]
     MODE   dispatch | mlp | memory | cnn | transformer | epoch
     SCALE  1 = full size (default); a smaller number (e.g. 0.01) shrinks iteration counts and
            sizes for the smoke spec (spec/bench/smoke_spec.lua).
@@ -22,8 +22,8 @@
     cnn          conv(1→16,3,p1)-ReLU-maxpool2-conv(16→32,3,p1)-ReLU-maxpool2-Linear(1568→10),
                  batch 128 of 1x28x28, AdamW: steps/s
     transformer  nn.TransformerEncoder, d_model 256, 4 heads, ff 512, dropout 0, seq 128,
-                 batch-first; layers and batch reduced for a 2-core machine (2 layers, batch 8),
-                 AdamW, loss = mean of squares: tokens/s
+                 batch-first; layers and batch reduced for a 2-core machine (2 layers, batch 8;
+                 on a GPU the full 4 layers, batch 32), AdamW, loss = mean of squares: tokens/s
     epoch        one epoch of recipes/train_classifier.lua's default config, driven through the
                  recipe's own code (classifier_lib.build + trainer.fit, epochs 1, quiet): read
                  Fashion-MNIST from Debian's gzipped IDX files, split 55k/5k (seeded randperm),
@@ -43,6 +43,14 @@ local nn, optim, F = torch.nn, torch.optim, torch.nn.functional
 
 local mode = arg[1] or "dispatch"
 local scale = tonumber(arg[2] or 1)
+-- BENCH_DEVICE=cuda (bench/run.lua --device cuda) runs the mlp, cnn and transformer steps on the
+-- GPU: model and batch on the device, timed in wall time between two torch.cuda.synchronize()
+-- (process CPU time would not see the GPU's work), transformer at the issue's full size.
+local device = os.getenv("BENCH_DEVICE") or "cpu"
+local on_gpu = device ~= "cpu"
+if on_gpu and not (mode == "mlp" or mode == "cnn" or mode == "transformer") then
+  error("BENCH_DEVICE=" .. device .. ": only the mlp, cnn and transformer workloads run on a GPU, not " .. mode)
+end
 
 -- Declared under its own name (asm alias): a plain `clock_gettime` declaration here would take
 -- the name from recipes/trainer.lua's (another struct type), which the epoch mode loads.
@@ -73,12 +81,21 @@ torch.manual_seed(0)
 -- timed calls and of the warm-up. The warm-up covers lazy set-up (optimizer state) and the heap
 -- growing to its steady size; it is reported too (RESULT <mode>_warmup_s), so that one-time cost
 -- is visible rather than hidden.
+local clock = now
+local function sync() end
+if on_gpu then
+  clock = wall
+  sync = function() torch.cuda.synchronize() end
+end
 local function time_loop(n, fn)
-  local t0 = now()
+  sync()
+  local t0 = clock()
   for _ = 1, math.max(1, math.floor(n / 10), count(10)) do fn() end
-  local t1 = now()
+  sync()
+  local t1 = clock()
   for _ = 1, n do fn() end
-  return now() - t1, t1 - t0
+  sync()
+  return clock() - t1, t1 - t0
 end
 
 local function train_step_fn(model, opt, x, y, lossfn)
@@ -92,9 +109,9 @@ local function train_step_fn(model, opt, x, y, lossfn)
 end
 
 local function mlp_setup()
-  local model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+  local model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10)):to(device)
   local opt = optim.AdamW(model:parameters(), { lr = 1e-3 })
-  local x, y = torch.randn(64, 784), torch.randint(10, { 64 })
+  local x, y = torch.randn(64, 784):to(device), torch.randint(10, { 64 }):to(device)
   return train_step_fn(model, opt, x, y, F.cross_entropy)
 end
 
@@ -138,20 +155,21 @@ elseif mode == "memory" then
 elseif mode == "cnn" then
   local n = count(100, 2)
   local model = nn.Sequential(nn.Conv2d(1, 16, 3, { padding = 1 }), nn.ReLU(), nn.MaxPool2d(2),
-    nn.Conv2d(16, 32, 3, { padding = 1 }), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
+    nn.Conv2d(16, 32, 3, { padding = 1 }), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(32 * 7 * 7, 10)):to(device)
   local opt = optim.AdamW(model:parameters(), { lr = 1e-3 })
   local bs = count(128, 2)
-  local x, y = torch.randn(bs, 1, 28, 28), torch.randint(10, { bs })
+  local x, y = torch.randn(bs, 1, 28, 28):to(device), torch.randint(10, { bs }):to(device)
   local dt, warm = time_loop(n, train_step_fn(model, opt, x, y, F.cross_entropy))
   result("cnn_steps_per_s", n / dt, "steps/s")
   result("cnn_warmup_s", warm, "s")
 elseif mode == "transformer" then
   local n = count(20, 2)
   local layers, bs, seq = 2, 8, scale < 1 and 16 or 128
+  if on_gpu then layers, bs = 4, scale < 1 and 8 or 32 end
   local layer = nn.TransformerEncoderLayer(256, 4, { dim_feedforward = 512, dropout = 0.0, batch_first = true })
-  local model = nn.TransformerEncoder(layer, layers)
+  local model = nn.TransformerEncoder(layer, layers):to(device)
   local opt = optim.AdamW(model:parameters(), { lr = 1e-4 })
-  local x = torch.randn(bs, seq, 256)
+  local x = torch.randn(bs, seq, 256):to(device)
   local step = train_step_fn(model, opt, x, nil, function(out) return (out * out):mean() end)
   local dt, warm = time_loop(n, step)
   result("transformer_tokens_per_s", n * bs * seq / dt, "tokens/s")

@@ -1,7 +1,7 @@
 """bench/workloads.py — the PyTorch side of the side-by-side benchmark (see bench/workloads.lua
 for the workloads; the same sizes, counts and output format).
 
-Run:  /usr/bin/python3 bench/workloads.py MODE [SCALE]
+Run:  [BENCH_DEVICE=cuda] /usr/bin/python3 bench/workloads.py MODE [SCALE]
 
 The epoch mode is what a PyTorch user writes for recipes/train_classifier.lua's default config
 (recipes/classifier_lib.lua + recipes/trainer.lua, step for step): gzipped IDX read with
@@ -17,6 +17,12 @@ import torch.nn.functional as F
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "dispatch"
 scale = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
+# BENCH_DEVICE=cuda: the mlp, cnn and transformer steps on the GPU, wall time between two
+# torch.cuda.synchronize() (as bench/workloads.lua does).
+device = os.environ.get("BENCH_DEVICE", "cpu")
+on_gpu = device != "cpu"
+if on_gpu and mode not in ("mlp", "cnn", "transformer"):
+    sys.exit("BENCH_DEVICE=%s: only the mlp, cnn and transformer workloads run on a GPU, not %s" % (device, mode))
 
 
 def status_kb(field):
@@ -37,15 +43,26 @@ def count(n, lo=1):
 torch.manual_seed(0)
 
 
+clock = time.perf_counter if on_gpu else time.process_time
+
+
+def sync():
+    if on_gpu:
+        torch.cuda.synchronize()
+
+
 def time_loop(n, fn):
     """n timed calls after a warm-up of max(n/10, 10 at scale 1); returns (timed, warm-up) seconds."""
-    t0 = time.process_time()
+    sync()
+    t0 = clock()
     for _ in range(max(1, n // 10, count(10))):
         fn()
-    t1 = time.process_time()
+    sync()
+    t1 = clock()
     for _ in range(n):
         fn()
-    return time.process_time() - t1, t1 - t0
+    sync()
+    return clock() - t1, t1 - t0
 
 
 def train_step_fn(model, opt, x, y, lossfn):
@@ -59,9 +76,9 @@ def train_step_fn(model, opt, x, y, lossfn):
 
 
 def mlp_setup():
-    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10)).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
-    x, y = torch.randn(64, 784), torch.randint(10, (64,))
+    x, y = torch.randn(64, 784).to(device), torch.randint(10, (64,)).to(device)
     return train_step_fn(model, opt, x, y, F.cross_entropy)
 
 
@@ -117,20 +134,22 @@ elif mode == "cnn":
     n = count(100, 2)
     model = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                           nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
-                          nn.Linear(32 * 7 * 7, 10))
+                          nn.Linear(32 * 7 * 7, 10)).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
     bs = count(128, 2)
-    x, y = torch.randn(bs, 1, 28, 28), torch.randint(10, (bs,))
+    x, y = torch.randn(bs, 1, 28, 28).to(device), torch.randint(10, (bs,)).to(device)
     dt, warm = time_loop(n, train_step_fn(model, opt, x, y, F.cross_entropy))
     result("cnn_steps_per_s", n / dt, "steps/s")
     result("cnn_warmup_s", warm, "s")
 elif mode == "transformer":
     n = count(20, 2)
     layers, bs, seq = 2, 8, (16 if scale < 1 else 128)
+    if on_gpu:
+        layers, bs = 4, (8 if scale < 1 else 32)
     layer = nn.TransformerEncoderLayer(256, 4, dim_feedforward=512, dropout=0.0, batch_first=True)
-    model = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+    model = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
-    x = torch.randn(bs, seq, 256)
+    x = torch.randn(bs, seq, 256).to(device)
     step = train_step_fn(model, opt, x, None, lambda out, _: (out * out).mean())
     dt, warm = time_loop(n, step)
     result("transformer_tokens_per_s", n * bs * seq / dt, "tokens/s")

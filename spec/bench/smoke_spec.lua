@@ -98,3 +98,35 @@ describe("bench/run.lua smoke mode", function()
     check_epoch("C++")
   end)
 end)
+
+-- The GPU mode (bench/gpu/check.sh runs it on a CUDA machine) on a build without CUDA: a clear
+-- refusal, not a table of n/a. Where CUDA is present these are pending (the GPU check runs it).
+describe("bench GPU mode without a GPU", function()
+  local torch = require "torch"
+  local bin = os.getenv("LTORCH_BIN") or "build/ltorch"
+  local function run(cmd)
+    local p = io.popen(cmd .. " 2>&1; echo \"exit=$?\"")
+    local s = p:read("*a"); p:close()
+    return s, s:match("exit=(%d+)%s*$")
+  end
+
+  it("bench/run.lua --device cuda refuses, naming the missing device", function()
+    if torch.cuda.is_available() then pending("this build has CUDA") return end
+    local s, code = run(bin .. " bench/run.lua --device cuda --reps 1 --scale 0.01 --out /dev/null")
+    assert.are.equal("1", code)
+    assert.matches("%-%-device cuda: .* sees no CUDA device", s)
+  end)
+
+  it("bench/run.lua --device cuda names the workloads it can run", function()
+    local s, code = run(bin .. " bench/run.lua --device cuda --only dispatch --out /dev/null")
+    assert.are_not.equal("0", code)
+    assert.matches("%-%-device cuda runs only mlp, cnn and transformer, not dispatch", s)
+  end)
+
+  it("a CPU-only workload under BENCH_DEVICE=cuda is an error, not a CPU run", function()
+    local s, code = run("BENCH_DEVICE=cuda " .. bin .. " bench/workloads.lua dispatch 0.01")
+    assert.are_not.equal("0", code)
+    assert.matches("only the mlp, cnn and transformer workloads run on a GPU, not dispatch", s)
+    assert.is_nil(s:find("RESULT", 1, true))
+  end)
+end)

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# bench/gpu/check.sh — the one prepared run for a CUDA machine: builds ltorch against the
+# libtorch inside that machine's PyTorch (2.x with CUDA), binds the op table to that libtorch's
+# schema, runs the GPU specs and the dispatch-schema spec, then benchmarks workloads 2-4 (MLP,
+# CNN, transformer training steps) on the GPU beside PyTorch.
+#
+# What it needs there: python3 with torch (CUDA build), cmake, a C/C++ compiler, nvcc/CUDA
+# headers (TorchConfig looks for them); everything of ours that the machine lacks comes from
+# .gpu_carry/debs (bench/gpu/carry.sh makes it here), unpacked into a private prefix, never into /.
+#
+# What it does, each step logged with a time stamp (a failing step is reported and the script
+# goes on where the later steps still make sense; the exit status is 1 if any step failed):
+#   1. unpack the carried .debs into $PREFIX; point pkg-config, the loader and Lua's paths at it
+#   2. report the machine: GPU, driver, PyTorch, CUDA
+#   3. configure + build into $WORK/build (a copy of this tree in $WORK, so nothing here changes):
+#      -DCMAKE_PREFIX_PATH=torch.utils.cmake_prefix_path, NCCL headers from pip's nvidia package
+#      when present; if that build fails, once more without NCCL
+#   4. regenerate lua/torch/_gen/ops.lua in the copy from that PyTorch's native_functions.yaml
+#      (tools/gen_ops.lua); on failure the checked-in table stays (bound against the live schema)
+#   5. specs: spec/gpu (CUDA), spec/torch/dispatch_schema_spec.lua (the table against that
+#      libtorch) -> $OUT/specs.log
+#   6. bench: build/ltorch bench/run.lua --device cuda -> $OUT/gpu_bench.md
+#
+# Use (with the device tool, from the repo root; carry [".gpu_carry"]):
+#     bash bench/gpu/check.sh
+# Locally (a CPU machine) it runs steps 1-5 against Debian's libtorch, the GPU specs pending and
+# step 6 skipped: the dry run that checks the script itself.
+# Time: about 1 min here (2 cores, ccache warm) without the bench; there, the build ~1-2 min on
+# 16 cores and the bench ~3 min (3 reps x 3 workloads x 2 sides, each process paying CUDA start).
+# Environment: OUT (where logs and the table go; default $WORK/out), PYTHON (default python3),
+# JOBS (default nproc), BENCH_REPS (default 3), BENCH_SCALE (default 1).
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+WORK=${WORK:-/tmp/ltorch-gpu}
+PREFIX=$WORK/prefix
+OUT=${OUT:-$WORK/out}
+PYTHON=${PYTHON:-python3}
+JOBS=${JOBS:-$(nproc)}
+REPS=${BENCH_REPS:-3}
+SCALE=${BENCH_SCALE:-1}
+mkdir -p "$WORK" "$OUT"
+exec > >(tee -a "$OUT/check.log") 2>&1
+
+failed=0
+T0=$(date +%s)
+step() { echo "== [$(( $(date +%s) - T0 )) s] $*"; }
+bad() { echo "!! $*"; failed=1; }
+
+# 1. carried packages ---------------------------------------------------------------------------
+step "1 carried packages"
+rm -rf "$PREFIX"
+mkdir -p "$PREFIX"
+if ls "$ROOT"/.gpu_carry/debs/*.deb >/dev/null 2>&1; then
+  for deb in "$ROOT"/.gpu_carry/debs/*.deb; do
+    if command -v dpkg-deb >/dev/null 2>&1; then
+      dpkg-deb -x "$deb" "$PREFIX" || bad "cannot unpack $deb"
+    else
+      # No dpkg: a .deb is an ar archive holding data.tar.*; Python's tarfile reads xz and gz.
+      "$PYTHON" - "$deb" "$PREFIX" <<'PY' || bad "cannot unpack $deb"
+import io, sys, tarfile
+blob = open(sys.argv[1], "rb").read()
+pos = 8
+while pos < len(blob):
+    name, size = blob[pos:pos + 16].decode().strip().rstrip("/"), int(blob[pos + 48:pos + 58])
+    if name.startswith("data.tar"):
+        tarfile.open(fileobj=io.BytesIO(blob[pos + 60:pos + 60 + size])).extractall(sys.argv[2])
+    pos += 60 + size + (size & 1)
+PY
+    fi
+  done
+  MULTIARCH=x86_64-linux-gnu
+  LIBDIR=$PREFIX/usr/lib/$MULTIARCH
+  # The .pc files name /usr; point them at the prefix.
+  sed -i "s|^prefix=/usr|prefix=$PREFIX/usr|" "$LIBDIR"/pkgconfig/*.pc
+  export PKG_CONFIG_PATH=$LIBDIR/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  export LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  command -v pkg-config >/dev/null 2>&1 || export PATH=$PATH:$PREFIX/usr/bin
+  export LUA_PATH="$PREFIX/usr/share/lua/5.1/?.lua;$PREFIX/usr/share/lua/5.1/?/init.lua;;"
+  export LUA_CPATH="$LIBDIR/lua/5.1/?.so;;"
+  BUSTED=$PREFIX/usr/bin/busted
+  STB_ARG=(-DSTB_INCLUDE_DIR="$PREFIX/usr/include")
+  echo "unpacked $(ls "$ROOT"/.gpu_carry/debs/*.deb | wc -l) packages into $PREFIX"
+else
+  echo "no .gpu_carry/debs: using this machine's LuaJIT, stb, pkg-config and busted"
+  BUSTED=/usr/bin/busted
+  STB_ARG=()
+fi
+
+# TorchConfig finds CUDA through nvcc.
+if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=$PATH:/usr/local/cuda/bin; fi
+
+# 2. the machine --------------------------------------------------------------------------------
+step "2 machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo "nvidia-smi: none"
+"$PYTHON" - <<'PY' || bad "$PYTHON cannot import torch"
+import torch
+print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available(),
+      "devices", torch.cuda.device_count())
+PY
+TORCH_CMAKE=$("$PYTHON" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
+[ -d "$TORCH_CMAKE/Torch" ] || TORCH_CMAKE=""   # Debian's python3-torch: libtorch-dev's own config
+NCCL_DIR=$("$PYTHON" - 2>/dev/null <<'PY'
+import glob, os, site
+for base in site.getsitepackages():
+    for h in sorted(glob.glob(os.path.join(base, "nvidia", "**", "include", "nccl.h"), recursive=True)):
+        print(os.path.dirname(h)); raise SystemExit
+PY
+)
+echo "torch cmake prefix: ${TORCH_CMAKE:-<default>}; nccl.h: ${NCCL_DIR:-none}"
+
+# 3. build --------------------------------------------------------------------------------------
+step "3 build"
+SRC=$WORK/src
+rm -rf "$SRC"
+mkdir -p "$SRC"
+(cd "$ROOT" && tar --exclude=./build --exclude='./build-*' --exclude=./.git --exclude=./.gpu_carry -cf - .) \
+  | tar -xf - -C "$SRC"
+BUILD=$SRC/build
+configure() {
+  local gen=()
+  command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+  rm -rf "$BUILD"
+  cmake -S "$SRC" -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+    ${TORCH_CMAKE:+-DCMAKE_PREFIX_PATH="$TORCH_CMAKE"} "${STB_ARG[@]}" "$@" > "$OUT/cmake.log" 2>&1 \
+    && cmake --build "$BUILD" -j "$JOBS" > "$OUT/build.log" 2>&1
+}
+# Tries, each stopping at its first error: with NCCL; without; without and as C++20.
+show_errors() { grep -E -m 30 "error|Error" "$OUT/cmake.log" "$OUT/build.log"; }
+built=0
+if [ -n "$NCCL_DIR" ]; then
+  if configure -DNCCL_INCLUDE_DIR="$NCCL_DIR"; then built=1; else bad "the build with NCCL failed:"; show_errors; fi
+fi
+if [ "$built" -ne 1 ]; then
+  if configure -DNCCL_INCLUDE_DIR=NCCL_INCLUDE_DIR-NOTFOUND; then built=1
+  else
+    bad "the C++17 build failed:"; show_errors
+    configure -DNCCL_INCLUDE_DIR=NCCL_INCLUDE_DIR-NOTFOUND -DCMAKE_CXX_STANDARD=20 && built=1
+  fi
+fi
+grep -E "ltorch:|CUDA|Torch" "$OUT/cmake.log" | head -20
+if [ "$built" -ne 1 ]; then
+  bad "build failed"
+  show_errors
+  echo "gpu-check: build failed after $(( $(date +%s) - T0 )) s"
+  exit 1
+fi
+LTORCH=$BUILD/ltorch
+"$LTORCH" -e 'local t = require "torch"; print("ltorch on libtorch " .. t.libtorch_version .. ", cuda " ..
+  tostring(t.cuda.is_available()) .. ", devices " .. t.cuda.device_count())' || bad "ltorch does not start"
+
+# 4. op table -----------------------------------------------------------------------------------
+step "4 op table from this libtorch's schema"
+YAML=$("$PYTHON" -c 'import os, torchgen; print(os.path.join(os.path.dirname(torchgen.__file__), "packaged/ATen/native/native_functions.yaml"))' 2>/dev/null)
+VERSION=$("$PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null)
+if [ -f "$YAML" ] && (cd "$SRC" && "$LTORCH" tools/gen_ops.lua "$YAML" "$VERSION"); then
+  head -c 300 "$SRC/docs/ops_skipped.md"; echo
+else
+  bad "gen_ops failed on ${YAML:-<no native_functions.yaml>}: the checked-in op table stays"
+fi
+
+# 5. specs --------------------------------------------------------------------------------------
+step "5 specs"
+(cd "$SRC" && LTORCH=$LTORCH BUSTED=$BUSTED bash scripts/test.sh spec/gpu spec/torch/dispatch_schema_spec.lua) \
+  > "$OUT/specs.log" 2>&1 || bad "specs failed"
+grep -E -A12 "^(FAILURE|ERROR)" "$OUT/specs.log" | head -80
+tail -n 1 "$OUT/specs.log"
+
+# 6. bench --------------------------------------------------------------------------------------
+step "6 bench"
+if "$LTORCH" -e 'os.exit(require("torch").cuda.is_available() and 0 or 1)'; then
+  (cd "$SRC" && LTORCH_BIN=$LTORCH BENCH_PYTHON=$(command -v "$PYTHON") BENCH_NO_CPP_BUILD=1 \
+    "$LTORCH" bench/run.lua --device cuda --reps "$REPS" --scale "$SCALE" --out "$OUT/gpu_bench.md") \
+    > "$OUT/bench.log" 2>&1 || bad "bench failed"
+  cat "$OUT/gpu_bench.md" 2>/dev/null || tail -n 40 "$OUT/bench.log"
+else
+  echo "no CUDA device: bench skipped"
+fi
+
+step "done"
+echo "gpu-check: $([ "$failed" -eq 0 ] && echo ok || echo FAILED) after $(( $(date +%s) - T0 )) s; logs in $OUT"
+exit "$failed"
