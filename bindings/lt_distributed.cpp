@@ -29,6 +29,7 @@
 #endif
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -229,6 +230,11 @@ int lt_dist_pg_new(lt_process_group **out, lt_store *s, const char *backend, int
 #endif
   } else if (b == "nccl") {
 #ifdef LTORCH_WITH_NCCL
+    /* libtorch 2.x's NCCL watchdog defaults to tearing the process down on a timeout or NCCL
+     * error (TORCH_NCCL_ASYNC_ERROR_HANDLING=3); ltorch reports those from Work::wait as Lua
+     * errors instead. A value the user set is kept. (Its monitor thread can still abort a
+     * process whose collective hangs past the heartbeat timeout.) */
+    setenv("TORCH_NCCL_ASYNC_ERROR_HANDLING", "0", 0);
     auto opts = c10d::ProcessGroupNCCL::Options::create();
     opts->timeout = timeout;
     pg = std::make_unique<lt_collectives_of<c10d::ProcessGroupNCCL>>(

@@ -41,7 +41,9 @@
 #include <ATen/ops/sum.h>
 #include <ATen/ops/topk.h>
 #include <ATen/ops/var.h>
+#include <torch/csrc/api/include/torch/version.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace {
@@ -130,7 +132,11 @@ int lt_var(lt_tensor **out, const lt_tensor *t, const int64_t *dims, int ndims, 
   at::OptionalIntArrayRef d = ndims > 0 ? at::OptionalIntArrayRef(lt::int_list(dims, ndims)) : c10::nullopt;
   /* An optional, not a plain int64: a plain one would pick the (dim, bool unbiased) overload and
    * turn correction=2 into unbiased=true. */
+#if TORCH_VERSION_MAJOR >= 2
+  auto c = c10::optional<at::Scalar>(at::Scalar(correction));   // 2.x: the correction is a Scalar
+#else
   auto c = c10::optional<int64_t>(static_cast<int64_t>(correction));
+#endif
   *out = lt::wrap(is_std ? at::std(lt::get(t), d, c, keepdim != 0) : at::var(lt::get(t), d, c, keepdim != 0));
   LT_CATCH
 }

@@ -23,6 +23,7 @@
 #include <torch/csrc/api/include/torch/version.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -86,7 +87,13 @@ void check_fault_injection(size_t n) {
 struct CountingAllocator final : c10::Allocator {
   explicit CountingAllocator(c10::Allocator *inner) : inner_(inner) {}
 
+  /* libtorch 2.3 made allocate non-const and added copy_data (used when a copy-on-write
+   * storage is materialised); 1.13 has neither, so copy_data carries no `override`. */
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+  c10::DataPtr allocate(size_t n) override {
+#else
   c10::DataPtr allocate(size_t n) const override {
+#endif
     check_fault_injection(n);
     BlockHeader *header;
     if (n + kHeaderBytes >= lt::kLargeBlockBytes && lt::large_blocks_enabled()) {
@@ -113,6 +120,10 @@ struct CountingAllocator final : c10::Allocator {
   }
 
   c10::DeleterFnPtr raw_deleter() const override { return &release_block; }
+
+  void copy_data(void *dest, const void *src, std::size_t count) const {
+    if (count > 0) std::memcpy(dest, src, count);
+  }
 
  private:
   c10::Allocator *inner_;
