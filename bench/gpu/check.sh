@@ -20,6 +20,9 @@
 #   5. specs: spec/gpu (CUDA), spec/torch/dispatch_schema_spec.lua (the table against that
 #      libtorch) -> $OUT/specs.log
 #   6. bench: build/ltorch bench/run.lua --device cuda -> $OUT/gpu_bench.md
+#   7. drift survey: the CPU specs that need no Debian python3, under that libtorch, 100 s at
+#      most -> $OUT/drift.log (informational: reworded messages and changed defaults show here)
+# $OUT ends with 8 files (the device tool returns at most 8).
 #
 # Use (with the device tool, from the repo root; carry [".gpu_carry"]):
 #     bash bench/gpu/check.sh
@@ -176,6 +179,20 @@ if "$LTORCH" -e 'os.exit(require("torch").cuda.is_available() and 0 or 1)'; then
 else
   echo "no CUDA device: bench skipped"
 fi
+
+# 7. drift survey (informational, last, capped at 100 s) ----------------------------------------
+# The CPU specs that do not call Debian's python3 for parity, under this libtorch: failures here
+# are drift to look at (an error message reworded, a default changed), not a failed check.
+step "7 drift survey: CPU specs without parity under this libtorch (not counted)"
+(cd "$SRC" && LTORCH=$LTORCH BUSTED=$BUSTED timeout 100 bash scripts/test.sh \
+  spec/optim/adagrad_spec.lua spec/optim/sgd_spec.lua spec/optim/rmsprop_spec.lua spec/optim/adam_spec.lua \
+  spec/nn/sparse_spec.lua spec/nn/normalization_spec.lua spec/nn/bilinear_spec.lua spec/nn/activations_spec.lua \
+  spec/nn/conv_spec.lua spec/nn/dropout_spec.lua spec/nn/pooling_spec.lua spec/autograd/extension_spec.lua \
+  spec/autograd/module_hook_spec.lua spec/autograd/checkpoint_spec.lua spec/autograd/gradcheck_spec.lua \
+  spec/checkpoint/training_state_spec.lua spec/checkpoint/atomic_spec.lua spec/torch/plain_op_spec.lua \
+  spec/torch/memory_spec.lua spec/torch/large_blocks_spec.lua) > "$OUT/drift.log" 2>&1
+grep -E "^(FAILURE|ERROR) ->" "$OUT/drift.log" | head -30
+tail -n 1 "$OUT/drift.log"
 
 step "done"
 echo "gpu-check: $([ "$failed" -eq 0 ] && echo ok || echo FAILED) after $(( $(date +%s) - T0 )) s; logs in $OUT"
