@@ -53,11 +53,14 @@ typedef struct lt_options {
 } lt_options;
 
 /* Live tensor memory, counted by the CPU allocator that ltorch installs. Lua reads these fields
- * directly (no call) to decide when to step its collector. */
+ * directly (no call) to decide when to step its collector. GPU memory is not the CPU
+ * allocator's: device_bytes_made counts the bytes of every non-CPU tensor handed to Lua (a
+ * running total, never decreased), so that garbage GPU tensors also make the collector run. */
 typedef struct lt_memory_stats {
   int64_t live_bytes;
   int64_t peak_bytes;
   int64_t allocations;
+  int64_t device_bytes_made;
 } lt_memory_stats;
 
 /* Multi-dimensional index items, PyTorch's x[...] grammar. */

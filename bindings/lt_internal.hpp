@@ -46,8 +46,12 @@ void set_error(int kind, const std::string &message);
 /* Call inside catch (...): classifies the in-flight exception, records it, returns its status. */
 int fail_current_exception() noexcept;
 
+/* Adds a non-CPU result's bytes to lt_memory()->device_bytes_made (lt_runtime.cpp). */
+void note_device_result(const at::Tensor &t) noexcept;
+
 inline lt_tensor *wrap(at::Tensor t) {
   if (!t.defined()) return nullptr;
+  if (!t.is_cpu()) note_device_result(t);
   return new lt_tensor{std::move(t)};
 }
 

@@ -33,7 +33,7 @@ namespace {
 thread_local std::string t_error_message;
 thread_local int t_error_kind = LT_OK;
 
-lt_memory_stats g_memory = {0, 0, 0};
+lt_memory_stats g_memory = {0, 0, 0, 0};
 
 constexpr size_t kHeaderBytes = lt::kBlockHeaderBytes;
 
@@ -158,6 +158,15 @@ std::vector<int64_t> &released_ids() {
 }  // namespace
 
 namespace lt {
+
+void note_device_result(const at::Tensor &t) noexcept {
+  if (t.is_meta()) return;   // no memory behind it
+  try {  // numel() throws for some layouts (nested tensors); such a result is simply not counted
+    int64_t bytes = t.numel() * static_cast<int64_t>(t.element_size());
+    __atomic_add_fetch(&g_memory.device_bytes_made, bytes, __ATOMIC_RELAXED);
+  } catch (...) {
+  }
+}
 
 void set_error(int kind, const std::string &message) {
   t_error_kind = kind;

@@ -19,6 +19,9 @@
       1024 handles or whenever tensor memory grew by 64 MiB, tells the collector what it cannot
       see with collectgarbage("step", kb): the bytes allocated since the last step plus ~512
       bytes of C++ bookkeeping per handle. A loop that drops its temporaries keeps a flat RSS.
+      GPU tensors are not the CPU allocator's: the bindings add up the bytes of every non-CPU
+      result (device_bytes_made), and 64 MiB of those since the last step trigger one too, so
+      a GPU loop's garbage is collected before it fills the device (PyTorch frees it at once).
     * scopes: inside torch.scope(fn) every new handle is recorded, and released when fn returns,
       except the tensors fn returns (directly or inside a returned table, one level deep).
   x:free() releases a handle at once; the cdata stays, and any later use is a clear error.
@@ -47,6 +50,10 @@ local HANDLE_COST = 512
 local handles_since_step = 0
 local bytes_at_step = tonumber(mem.live_bytes)
 local next_byte_trigger = bytes_at_step + STEP_BYTES
+-- GPU results: their bytes are not the CPU allocator's, so a running total of them made since
+-- the last step (mem.device_bytes_made) triggers and sizes steps the same way.
+local device_at_step = tonumber(mem.device_bytes_made)
+local next_device_trigger = device_at_step + STEP_BYTES
 local active_scope = nil
 
 -- Kept in the registry so a module reload (busted) never drops an owner still in use.
@@ -147,6 +154,8 @@ local function account()
   local live = tonumber(mem.live_bytes)
   local grown = live - bytes_at_step
   if grown < 0 then grown = 0 end
+  local device_made = tonumber(mem.device_bytes_made)
+  grown = grown + (device_made - device_at_step)
   if not stepping then
     stepping = true
     local ok, err = pcall(collectgarbage, "step", (grown + handles_since_step * HANDLE_COST) / 1024)
@@ -157,6 +166,8 @@ local function account()
   live = tonumber(mem.live_bytes)
   handles_since_step, bytes_at_step = 0, live
   next_byte_trigger = live + STEP_BYTES
+  device_at_step = tonumber(mem.device_bytes_made)
+  next_device_trigger = device_at_step + STEP_BYTES
   if next(blob_owners) ~= nil then drain_blobs() end
 end
 
@@ -180,7 +191,8 @@ local function wrap(h)
   slab.live[slot] = t
   slab.handles[slot] = h
   handles_since_step = handles_since_step + 1
-  if handles_since_step >= STEP_HANDLES or mem.live_bytes > next_byte_trigger then
+  if handles_since_step >= STEP_HANDLES or mem.live_bytes > next_byte_trigger
+    or mem.device_bytes_made > next_device_trigger then
     account()
   elseif slab.pending then
     sweep()
@@ -271,6 +283,7 @@ function M.stats()
     peak_bytes = tonumber(mem.peak_bytes),
     allocations = tonumber(mem.allocations),
     cached_bytes = tonumber(C.lt_large_blocks_cached()),
+    device_bytes_made = tonumber(mem.device_bytes_made),   -- non-CPU results so far (a total)
     held_buffers = (function() local n = 0 for _ in pairs(blob_owners) do n = n + 1 end return n end)(),
   }
 end

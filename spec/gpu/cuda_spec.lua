@@ -9,7 +9,8 @@
   bench/gpu/check.sh runs this file on the GPU machine after building ltorch against that
   machine's libtorch.
 
-  Covers: tensors created on and moved to the GPU and back (values, dtype, device, is_cuda,
+  Covers: the collector's GPU trigger (device results counted, 64 MiB garbage tensors collected
+  as a loop goes), tensors created on and moved to the GPU and back (values, dtype, device, is_cuda,
   tostring, item), ops computed on the GPU against the same ops on the CPU (elementwise,
   reductions, matmul, conv2d, softmax, indexing), the error for operands on two devices,
   torch.cuda.synchronize / current_device / set_device / manual_seed(_all) (seeded GPU randomness
@@ -139,6 +140,27 @@ for _, DEV in ipairs(DEVICES) do
       y:backward()
       assert.is_true(is_on(x.grad))
       assert_close(x.grad, x:detach() * 2, 1e-6, 1e-6, "grad")
+    end)
+  end)
+
+  describe("on " .. DEV .. ": memory", function()
+    it("counts the bytes of device results (GPU memory is not the CPU allocator's)", function()
+      local before = torch.memory_stats().device_bytes_made
+      local t = torch.empty(1000, { device = DEV })
+      local made = torch.memory_stats().device_bytes_made - before
+      if on_gpu then assert.is_true(made >= 4000, "device_bytes_made grew by " .. made) else assert.are.equal(0, made) end
+      t:free()
+    end)
+
+    it("collects dropped 64 MiB tensors as the loop goes, not after 1,024 of them", function()
+      torch.collect()
+      local before = torch.memory_stats().live_handles
+      for _ = 1, 100 do
+        local t = torch.empty(16 * 1024 * 1024, { device = DEV })   -- 64 MiB, dropped at once
+        assert(t ~= nil)
+      end
+      local grown = torch.memory_stats().live_handles - before
+      assert.is_true(grown < 20, grown .. " of 100 dropped tensors still held")
     end)
   end)
 
