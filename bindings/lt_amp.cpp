@@ -39,15 +39,13 @@
 
 namespace {
 
-std::string build_name() { return std::string("this libtorch build (") + lt_version() + ")"; }
-
 /* Autocast exists for the CPU and CUDA here. `use` asks for a device that will run autocast
  * regions; querying CUDA's (thread-local) flags works on any build. */
 c10::DeviceType autocast_device(int code, bool use) {
   if (code == static_cast<int>(c10::DeviceType::CPU)) return c10::DeviceType::CPU;
   if (code == static_cast<int>(c10::DeviceType::CUDA)) {
     if (use && !at::hasCUDA())
-      throw lt::ValueError("device_type 'cuda' is not available: " + build_name() +
+      throw lt::ValueError("device_type 'cuda' is not available: " + lt::build_name() +
                            " has no CUDA support or sees no CUDA device");
     return c10::DeviceType::CUDA;
   }
@@ -114,7 +112,7 @@ void check_dtype(c10::DeviceType d, c10::ScalarType s) {
   const bool half_ok = !cpu;
 #endif
   if (s == c10::ScalarType::BFloat16 || (s == c10::ScalarType::Half && half_ok)) return;
-  throw lt::ValueError(std::string(cpu ? "CPU" : "CUDA") + " autocast in " + build_name() + " supports " +
+  throw lt::ValueError(std::string(cpu ? "CPU" : "CUDA") + " autocast in " + lt::build_name() + " supports " +
                        (half_ok ? "torch.bfloat16 and torch.float16" : "only torch.bfloat16") + ", got " +
                        dtype_name(s));
 }

@@ -274,7 +274,8 @@ int lt_op_find(lt_op **out, const char *name, const char *overload) {
   } else {
     std::ostringstream s;
     s << handle->schema();
-    *out = interned.emplace(key, std::unique_ptr<lt_op>(new lt_op{*handle, s.str(), static_cast<int>(handle->schema().arguments().size())})).first->second.get();
+    int nargs = static_cast<int>(handle->schema().arguments().size());
+    *out = interned.emplace(key, std::unique_ptr<lt_op>(new lt_op{*handle, s.str(), nargs})).first->second.get();
   }
   LT_CATCH
 }

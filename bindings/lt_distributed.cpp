@@ -1,7 +1,8 @@
 /*
  * lt_distributed.cpp — libtorch's c10d for Lua: rendezvous stores (TCPStore, FileStore) and
  * process groups (Gloo when its headers were found at configure time, LTORCH_WITH_GLOO: Debian's
- * libgloo-dev; NCCL when libtorch was built with it and ltorch is compiled with LTORCH_WITH_NCCL), with the collectives that data-parallel training needs: all_reduce,
+ * libgloo-dev; NCCL when libtorch was built with it and ltorch is compiled with
+ * LTORCH_WITH_NCCL), with the collectives that data-parallel training needs: all_reduce,
  * broadcast, all_gather, barrier. lua/torch/distributed.lua builds PyTorch's
  * torch.distributed API on top.
  *

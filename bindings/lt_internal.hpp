@@ -46,6 +46,9 @@ void set_error(int kind, const std::string &message);
 /* Call inside catch (...): classifies the in-flight exception, records it, returns its status. */
 int fail_current_exception() noexcept;
 
+/* "this libtorch build (1.13.0)": how error messages name the library ltorch was built against. */
+std::string build_name();
+
 /* Adds a non-CPU result's bytes to lt_memory()->device_bytes_made (lt_runtime.cpp). */
 void note_device_result(const at::Tensor &t) noexcept;
 

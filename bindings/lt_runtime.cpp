@@ -159,6 +159,8 @@ std::vector<int64_t> &released_ids() {
 
 namespace lt {
 
+std::string build_name() { return std::string("this libtorch build (") + lt_version() + ")"; }
+
 void note_device_result(const at::Tensor &t) noexcept {
   if (t.is_meta()) return;   // no memory behind it
   try {  // numel() throws for some layouts (nested tensors); such a result is simply not counted
@@ -327,8 +329,7 @@ namespace {
    against CPU-only and CUDA libtorch alike, 1.13 and 2.x. */
 c10::DeviceIndex cuda_index(int index, const char *what) {
   if (!at::hasCUDA())
-    throw lt::ValueError(std::string(what) + ": this libtorch build (" + lt_version() +
-                         ") has no CUDA support or sees no CUDA device");
+    throw lt::ValueError(std::string(what) + ": " + lt::build_name() + " has no CUDA support or sees no CUDA device");
   int64_t count = static_cast<int64_t>(at::getNumGPUs());
   if (index < -1 || index >= count)
     throw lt::ValueError(std::string(what) + ": invalid CUDA device index " + std::to_string(index) + " (" +
@@ -375,7 +376,7 @@ int lt_cuda_manual_seed(uint64_t seed, int index, int all) {
 int lt_device_check(int device_type, int device_index) {
   LT_TRY
   c10::Device d = lt::device(device_type, device_index);
-  const std::string build = std::string("this libtorch build (") + lt_version() + ")";
+  const std::string build = lt::build_name();
   switch (d.type()) {
     case c10::DeviceType::CPU:
       if (d.index() > 0) throw lt::ValueError("device '" + d.str() + "': the CPU has only index 0");
