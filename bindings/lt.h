@@ -90,6 +90,10 @@ lt_memory_stats *lt_memory(void);
  * the bytes so kept, and a call that unmaps them all (returns the bytes given back). */
 int64_t lt_large_blocks_cached(void);
 int64_t lt_large_blocks_release(void);
+/* Freed tensor blocks of up to 1 KiB are kept on per-thread lists (bindings/lt_small_blocks.cpp):
+ * the bytes the calling thread keeps, and a call that gives them (and its kept handles) back. */
+int64_t lt_small_blocks_cached(void);
+int64_t lt_small_blocks_release(void);
 /* Pops up to `capacity` released ids in [lo, hi) — each Lua state owns one such range, so a
  * state never takes (and drops) another state's ids. */
 int lt_drain_released_blobs(int64_t lo, int64_t hi, int64_t *ids, int capacity, int *count);

@@ -108,11 +108,22 @@ at::TensorOptions options(const lt_options *opt);
 /* Applies the parts of lt_options that ATen factories do not take (requires_grad). */
 at::Tensor finish(at::Tensor t, const lt_options *opt);
 
+/* The CPU allocator's block caches (small and large blocks, handles): on unless
+ * LTORCH_MALLOC=glibc or a sanitizer build (lt_runtime.cpp). */
+bool block_caches_enabled();
+
+constexpr size_t kBlockHeaderBytes = 64;  // the CPU allocator's header in front of each block
+
+/* Tensor blocks of up to kSmallBlockBytes, header included (lt_small_blocks.cpp): per-thread
+ * free lists by 64-byte class. small_block_take returns nullptr when malloc fails. */
+constexpr size_t kSmallBlockGrain = 64;
+constexpr size_t kSmallBlockBytes = 1024;
+void *small_block_take(size_t bytes, uint32_t *size_class);
+void small_block_give(void *block, uint32_t size_class);
+
 /* Tensor blocks of kLargeBlockBytes and more (lt_large_blocks.cpp): mapped apart from the malloc
  * heap and cached for reuse by size class. large_block_take returns nullptr when mmap fails. */
 constexpr size_t kLargeBlockBytes = 128 * 1024;
-constexpr size_t kBlockHeaderBytes = 64;  // the CPU allocator's header in front of each block
-bool large_blocks_enabled();
 size_t large_block_mapped_size(size_t bytes);
 void *large_block_take(size_t wanted, size_t *mapped);  // *mapped: the block's size (>= wanted)
 void large_block_give(void *block, size_t mapped);

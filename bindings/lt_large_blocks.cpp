@@ -23,7 +23,7 @@
  * size) does not leave the cache full of sizes nobody asks for. lt_large_blocks_release()
  * unmaps every kept block (torch.collect()).
  * Off — every block from the malloc heap, as before — with LTORCH_MALLOC=glibc, and under
- * AddressSanitizer (which checks heap blocks, not mappings).
+ * AddressSanitizer, which checks heap blocks, not mappings (lt::block_caches_enabled()).
  *
  * Thread-safe (worker threads allocate too): one mutex around the cache; mmap/munmap of new
  * or evicted blocks run outside it.
@@ -32,8 +32,6 @@
 
 #include <sys/mman.h>
 
-#include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -47,18 +45,6 @@ constexpr size_t kCacheCapBytes = size_t(256) * 1024 * 1024;
 // epoch's peak RSS from 1,006 to 1,171 MiB and were never asked for again.
 constexpr size_t kMaxCachedBlockBytes = size_t(32) * 1024 * 1024;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
 struct Cache {
   std::mutex mutex;
   std::unordered_map<size_t, std::vector<void *>> free_by_size;
@@ -70,20 +56,9 @@ Cache &cache() {
   return *c;
 }
 
-bool enabled_from_environment() {
-  if (kSanitized) return false;
-  const char *choice = std::getenv("LTORCH_MALLOC");
-  return !(choice != nullptr && std::strcmp(choice, "glibc") == 0);
-}
-
 }  // namespace
 
 namespace lt {
-
-bool large_blocks_enabled() {
-  static const bool enabled = enabled_from_environment();
-  return enabled;
-}
 
 /* The size to map for a tensor of `data_bytes` (its header goes in front): cached sizes are the
  * data size rounded up to quarter-octave classes (128, 160, 192, 224, 256, 320, ... KiB), plus

@@ -6,8 +6,9 @@
  * Memory accounting: ltorch installs a CPU allocator that wraps libtorch's default one and keeps
  * a 64-byte header in front of each block (size + the inner allocation's context and deleter),
  * so live bytes are exact without a side table and the data stays 64-byte aligned as libtorch
- * expects. Blocks of 128 KiB and more come from lt_large_blocks.cpp instead (mapped apart from
- * the malloc heap, cached for reuse). The counters are plain int64 fields that Lua reads through the FFI without a call;
+ * expects. Blocks of up to 1 KiB (header included) come from lt_small_blocks.cpp (per-thread
+ * free lists), blocks of 128 KiB and more from lt_large_blocks.cpp (mapped apart from the malloc
+ * heap, cached for reuse), the rest from libtorch's allocator. The counters are plain int64 fields that Lua reads through the FFI without a call;
  * the allocator never calls into Lua.
  */
 #include "lt_internal.hpp"
@@ -37,20 +38,24 @@ lt_memory_stats g_memory = {0, 0, 0, 0};
 
 constexpr size_t kHeaderBytes = lt::kBlockHeaderBytes;
 
-/* mapped == 0: the block came from the inner (malloc) allocator, released through inner_deleter;
- * else it is a large block of `mapped` bytes from lt_large_blocks.cpp, the header at its start. */
+/* Where a block came from: small_class != 0, a small block of that class (lt_small_blocks.cpp);
+ * mapped != 0, a large block of `mapped` bytes (lt_large_blocks.cpp); else the inner (libtorch's)
+ * allocator, released through inner_deleter. The header is at the block's start. */
 struct BlockHeader {
   size_t size;
   size_t mapped;
   void *inner_context;
   c10::DeleterFnPtr inner_deleter;
+  uint32_t small_class;
 };
 static_assert(sizeof(BlockHeader) <= kHeaderBytes, "allocation header must fit its slot");
 
 void release_block(void *data) {
   auto *header = reinterpret_cast<BlockHeader *>(static_cast<char *>(data) - kHeaderBytes);
   __atomic_fetch_sub(&g_memory.live_bytes, static_cast<int64_t>(header->size), __ATOMIC_RELAXED);
-  if (header->mapped != 0) {
+  if (header->small_class != 0) {
+    lt::small_block_give(header, header->small_class);
+  } else if (header->mapped != 0) {
     lt::large_block_give(header, header->mapped);
   } else {
     header->inner_deleter(header->inner_context);
@@ -96,7 +101,16 @@ struct CountingAllocator final : c10::Allocator {
 #endif
     check_fault_injection(n);
     BlockHeader *header;
-    if (n + kHeaderBytes >= lt::kLargeBlockBytes && lt::large_blocks_enabled()) {
+    if (n + kHeaderBytes <= lt::kSmallBlockBytes && lt::block_caches_enabled()) {
+      uint32_t size_class = 0;
+      header = static_cast<BlockHeader *>(lt::small_block_take(n + kHeaderBytes, &size_class));
+      TORCH_CHECK_WITH(OutOfMemoryError, header != nullptr, "out of memory: could not allocate ", n,
+                       " bytes for a tensor");
+      header->mapped = 0;
+      header->inner_context = nullptr;
+      header->inner_deleter = nullptr;
+      header->small_class = size_class;
+    } else if (n + kHeaderBytes >= lt::kLargeBlockBytes && lt::block_caches_enabled()) {
       size_t mapped = 0;
       header = static_cast<BlockHeader *>(lt::large_block_take(lt::large_block_mapped_size(n), &mapped));
       TORCH_CHECK_WITH(OutOfMemoryError, header != nullptr, "out of memory: could not map ", mapped,
@@ -104,10 +118,12 @@ struct CountingAllocator final : c10::Allocator {
       header->mapped = mapped;
       header->inner_context = nullptr;
       header->inner_deleter = nullptr;
+      header->small_class = 0;
     } else {
       c10::DataPtr block = inner_->allocate(n + kHeaderBytes);
       header = static_cast<BlockHeader *>(block.get());
       header->mapped = 0;
+      header->small_class = 0;
       header->inner_deleter = block.get_deleter();
       header->inner_context = block.release_context();
     }
@@ -155,9 +171,32 @@ std::vector<int64_t> &released_ids() {
   return *v;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 }  // namespace
 
 namespace lt {
+
+/* The block caches keep freed memory for reuse, out of AddressSanitizer's sight (it checks heap
+ * blocks when they are freed and taken); LTORCH_MALLOC=glibc asks for glibc's behaviour. */
+bool block_caches_enabled() {
+  static const bool enabled = [] {
+    if (kSanitized) return false;
+    const char *choice = std::getenv("LTORCH_MALLOC");
+    return !(choice != nullptr && std::strcmp(choice, "glibc") == 0);
+  }();
+  return enabled;
+}
 
 std::string build_name() { return std::string("this libtorch build (") + lt_version() + ")"; }
 

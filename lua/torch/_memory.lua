@@ -282,14 +282,15 @@ function M.stats()
     live_bytes = tonumber(mem.live_bytes),
     peak_bytes = tonumber(mem.peak_bytes),
     allocations = tonumber(mem.allocations),
-    cached_bytes = tonumber(C.lt_large_blocks_cached()),
+    cached_bytes = tonumber(C.lt_large_blocks_cached()),          -- freed blocks of 128 KiB+ kept mapped
+    cached_small_bytes = tonumber(C.lt_small_blocks_cached()),   -- freed blocks of <= 1 KiB this thread keeps
     device_bytes_made = tonumber(mem.device_bytes_made),   -- non-CPU results so far (a total)
     held_buffers = (function() local n = 0 for _ in pairs(blob_owners) do n = n + 1 end return n end)(),
   }
 end
 
--- A full collection plus a drain of the release queue (torch.collect()); then the freed large
--- blocks kept mapped for reuse go back to the system too.
+-- A full collection plus a drain of the release queue (torch.collect()); then the freed blocks
+-- kept for reuse (large ones, and this thread's small ones) go back to the system too.
 function M.collect()
   collectgarbage("collect")
   collectgarbage("collect")
@@ -297,6 +298,7 @@ function M.collect()
   drain_blobs()
   account()
   C.lt_large_blocks_release()
+  C.lt_small_blocks_release()
 end
 
 return M

@@ -14,7 +14,8 @@
   20000` stepped up 5.6 MiB at step 9,000 on the malloc heap and is flat now; this loop grew
   0.8 MiB there and ~0.07 MiB here).
 
-  The cache is off under LTORCH_MALLOC=glibc and in sanitizer builds: then these specs skip.
+  The cache is off under LTORCH_MALLOC=glibc and in sanitizer builds: then these specs skip (one
+  spec checks that it is on everywhere else).
 
   Run:  build/ltorch /usr/bin/busted spec/torch/large_blocks_spec.lua
 ]]
@@ -52,6 +53,10 @@ describe("large tensor blocks", function()
 
   before_each(function() torch.collect() end)
   after_each(function() torch.collect() end)
+
+  it("is on unless LTORCH_MALLOC=glibc or a sanitizer build (scripts/sanitize.sh sets LTORCH_SANITIZED)", function()
+    assert.are.equal(os.getenv("LTORCH_MALLOC") ~= "glibc" and os.getenv("LTORCH_SANITIZED") == nil, on)
+  end)
 
   it_cached("keeps a freed block and gives it to the next tensor of that size", function()
     assert.are.equal(0, cached())
