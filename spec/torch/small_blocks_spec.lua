@@ -159,6 +159,18 @@ describe("small tensor blocks", function()
   end)
 end)
 
+describe("the bindings library", function()
+  -- The lists' thread-exit hook, the CPU allocator and its blocks' deleter live in it and libtorch
+  -- keeps pointers to them, so it must never be unloaded (a host's ffi.load closes it at lua_close).
+  it("is linked -z nodelete", function()
+    local p = assert(io.popen("readelf -d build/libltorch_bindings.so 2>&1"))
+    local out = p:read("*a")
+    p:close()
+    if not out:find("Dynamic section", 1, true) then pending("readelf cannot read build/libltorch_bindings.so") return end
+    assert.is_truthy(out:match("FLAGS_1%)%s+Flags:[^\n]*NODELETE"), out)
+  end)
+end)
+
 describe("small tensor blocks, off", function()
   it("LTORCH_MALLOC=glibc turns the lists off", function()
     local cmd = "LTORCH_MALLOC=glibc " .. (arg and arg[-1] or "build/ltorch") .. " -e 'local torch = require \"torch\"; torch.empty(4):free(); "
