@@ -23,40 +23,13 @@ local torch = require "torch"
 
 local MiB = 1024 * 1024
 local CAP = 256 * MiB
+local block_cache = require "spec.support.block_cache"
+local rss_kb = block_cache.rss_kb
 local function cached() return torch.memory_stats().cached_bytes end
-local function rss_kb()
-  local f = assert(io.open("/proc/self/status"))
-  local s = f:read("*a")
-  f:close()
-  return tonumber(s:match("VmRSS:%s+(%d+)"))
-end
-
--- Whether this process caches large blocks (off under LTORCH_MALLOC=glibc and sanitizers).
-local function cache_on()
-  torch.collect()
-  local x = torch.empty(64 * 1024)   -- 256 KiB
-  x:free()
-  local on = cached() > 0
-  torch.collect()
-  return on
-end
 
 describe("large tensor blocks", function()
-  local on = cache_on()
-  -- it(), skipped when this process does not cache large blocks
-  local function it_cached(name, fn)
-    it(name, function()
-      if not on then pending("the large-block cache is off in this process") return end
-      fn()
-    end)
-  end
-
-  before_each(function() torch.collect() end)
-  after_each(function() torch.collect() end)
-
-  it("is on unless LTORCH_MALLOC=glibc or a sanitizer build (scripts/sanitize.sh sets LTORCH_SANITIZED)", function()
-    assert.are.equal(os.getenv("LTORCH_MALLOC") ~= "glibc" and os.getenv("LTORCH_SANITIZED") == nil, on)
-  end)
+  local it_cached = block_cache.setup("the large-block cache", "cached_bytes", 64 * 1024,   -- 256 KiB
+    { it = it, pending = pending, before_each = before_each, after_each = after_each, assert = assert })
 
   it_cached("keeps a freed block and gives it to the next tensor of that size", function()
     assert.are.equal(0, cached())

@@ -24,36 +24,12 @@ local function cached() return torch.memory_stats().cached_small_bytes end
 -- The block a tensor of `bytes` data bytes takes: data + header, rounded up to 64 bytes.
 local function block_of(bytes) return math.ceil((bytes + HEADER) / 64) * 64 end
 
-local function lists_on()
-  torch.collect()
-  torch.empty(4):free()
-  local on = cached() > 0
-  torch.collect()
-  return on
-end
-
-local function rss_kb()
-  local f = assert(io.open("/proc/self/status"))
-  local s = f:read("*a")
-  f:close()
-  return tonumber(s:match("VmRSS:%s+(%d+)"))
-end
+local block_cache = require "spec.support.block_cache"
+local rss_kb = block_cache.rss_kb
 
 describe("small tensor blocks", function()
-  local on = lists_on()
-  local function it_cached(name, fn)
-    it(name, function()
-      if not on then pending("the small-block lists are off in this process") return end
-      fn()
-    end)
-  end
-
-  before_each(function() torch.collect() end)
-  after_each(function() torch.collect() end)
-
-  it("is on unless LTORCH_MALLOC=glibc or a sanitizer build (scripts/sanitize.sh sets LTORCH_SANITIZED)", function()
-    assert.are.equal(os.getenv("LTORCH_MALLOC") ~= "glibc" and os.getenv("LTORCH_SANITIZED") == nil, on)
-  end)
+  local it_cached = block_cache.setup("the small-block lists", "cached_small_bytes", 4,
+    { it = it, pending = pending, before_each = before_each, after_each = after_each, assert = assert })
 
   it_cached("keeps a freed block and gives it to the next tensor of its class", function()
     assert.are.equal(0, cached())
