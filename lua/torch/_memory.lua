@@ -203,10 +203,14 @@ end
 M.wrap = wrap
 
 -- Releases a tensor's handle now (idempotent). Other tensors sharing its storage are unaffected.
+-- A handle released here is no garbage for the collector to find, so it no longer counts toward
+-- the next collection step: loops that release what they make (x:free(), torch.scope) then run
+-- the collector only for their Lua garbage.
 function M.free(t)
   local h = t.h
   if h ~= nil then
     t.h = nil
+    if handles_since_step > 0 then handles_since_step = handles_since_step - 1 end
     local slot = t.slot
     if slot > 0 and slab.handles[slot] == h then
       slab.handles[slot] = nil

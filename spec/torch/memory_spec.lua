@@ -148,6 +148,28 @@ describe("handle release through the slab (no finalizer per tensor)", function()
     assert.is_true(a:is_freed())
   end)
 
+  it("steps the collector for dropped handles, not for handles released at once", function()
+    -- A finalizable sentinel per collection cycle counts the cycles a loop causes.
+    local cycles = 0
+    local function arm()
+      local sentinel = newproxy(true)
+      getmetatable(sentinel).__gc = function() cycles = cycles + 1; arm() end
+    end
+    arm()
+    local a, b = torch.randn(10), torch.randn(10)
+    local function count(loop)
+      collectgarbage("collect")
+      cycles = 0
+      loop()
+      return cycles
+    end
+    local dropped = count(function() for _ = 1, 20000 do local _ = a + b end end)
+    local released = count(function() for _ = 1, 20000 do (a + b):free() end end)
+    -- one step per 1,024 dropped handles, each finishing a cycle: ~20; released: Lua garbage only
+    assert.is_true(dropped >= 10, "dropped handles drove " .. dropped .. " cycles")
+    assert.is_true(released <= 3, "released handles drove " .. released .. " cycles")
+  end)
+
   it("closing the Lua state runs other cdata finalizers while tensors are still valid", function()
     local script = os.tmpname()
     local f = assert(io.open(script, "w"))
