@@ -94,6 +94,8 @@ int64_t lt_large_blocks_release(void);
  * the bytes the calling thread keeps, and a call that gives them (and its kept handles) back. */
 int64_t lt_small_blocks_cached(void);
 int64_t lt_small_blocks_release(void);
+/* Hands the malloc heap's free memory back to the kernel (glibc's malloc_trim(0)): 1 if any went. */
+int lt_heap_trim(void);
 /* Pops up to `capacity` released ids in [lo, hi) — each Lua state owns one such range, so a
  * state never takes (and drops) another state's ids. */
 int lt_drain_released_blobs(int64_t lo, int64_t hi, int64_t *ids, int capacity, int *count);

@@ -23,6 +23,10 @@
 #include <c10/util/Logging.h>
 #include <torch/csrc/api/include/torch/version.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -290,6 +294,19 @@ lt_memory_stats *lt_memory(void) {
   (void)g_allocator_installed;
   (void)g_backtraces_disabled;
   return &g_memory;
+}
+
+/* glibc keeps freed heap memory (the executable raises its trim threshold to 256 MiB), and after
+ * a burst of tensors dies at once its bins hold a great many scattered free chunks, which made
+ * later small allocations slower (a loop of small adds 0.56 -> 0.74 us after 200,000 tensors
+ * died, back to 0.56 after this). malloc_trim(0) consolidates them and returns free pages to the
+ * kernel. Returns 1 if memory was returned, 0 if not or not glibc. */
+int lt_heap_trim(void) {
+#ifdef __GLIBC__
+  return malloc_trim(0);
+#else
+  return 0;
+#endif
 }
 
 /* Fault injection (see check_fault_injection): max_live_bytes > 0 caps live CPU tensor bytes;
