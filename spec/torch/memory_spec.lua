@@ -109,27 +109,30 @@ describe("handle release through the slab (no finalizer per tensor)", function()
     assert.are.equal(2000 * 2001, sum)
   end)
 
+  --[[ Drops a probe: garbage whose finalizer runs inside some later allocation, possibly inside
+       a wrap or a resize of the slab, and makes a tensor (ones(n) * n) there: every keep_every-th
+       goes into `keep`, the others are freed at once when free_others is set. One probe per
+       40-50 tensors: LuaJIT runs a finalizer's own pending finalizers nested, so thousands of
+       tensor-making finalizers due at once overflow its C stack (a LuaJIT limit, seen in the
+       full suite with one probe per tensor). `counter.made` counts the finalizers that ran. ]]
+  local function drop_probe(counter, keep, n, keep_every, free_others)
+    local _ = ffi.gc(ffi.new("int[1]"), function()
+      counter.made = counter.made + 1
+      local t = torch.ones(n) * n
+      if counter.made % keep_every == 0 then keep[#keep + 1] = t elseif free_others then t:free() end
+    end)
+  end
+
   it("stays consistent when finalizers make and drop tensors in the middle of wraps", function()
-    local made = 0
-    local keep = {}
+    local counter, keep = { made = 0 }, {}
     for i = 1, 20000 do
-      -- each probe's finalizer runs inside some later allocation, possibly inside wrap. One
-      -- probe per 50 tensors: LuaJIT runs a finalizer's own pending finalizers nested, so
-      -- thousands of tensor-making finalizers due at once overflow its C stack (a LuaJIT
-      -- limit, seen in the full suite with one probe per tensor)
-      if i % 50 == 0 then
-        local _ = ffi.gc(ffi.new("int[1]"), function()
-          made = made + 1
-          local t = torch.ones(2) * 2
-          if made % 7 == 0 then keep[#keep + 1] = t end
-        end)
-      end
+      if i % 50 == 0 then drop_probe(counter, keep, 2, 7, false) end
       local x = torch.full({ 1 }, i, { dtype = torch.float64 })
       if i % 1000 == 0 then keep[#keep + 1] = x end
     end
     collectgarbage("collect")
     torch.collect()
-    assert.is_true(made > 0)
+    assert.is_true(counter.made > 0)
     for _, t in ipairs(keep) do
       local v = t:sum():item()
       assert.is_true(v == 4 or v % 1000 == 0, "a kept tensor changed: " .. v)
@@ -186,18 +189,12 @@ describe("handle release through the slab (no finalizer per tensor)", function()
 
   it("stays consistent when finalizers make and drop tensors while bursts die and the slab resizes", function()
     local slab = require("torch._C").state.slab
-    local made, keep = 0, {}
+    local counter, keep = { made = 0 }, {}
     for round = 1, 6 do
       do
         local burst = {}
         for i = 1, 8000 do
-          if i % 40 == 0 then
-            local _ = ffi.gc(ffi.new("int[1]"), function()
-              made = made + 1
-              local t = torch.ones(3) * 3
-              if made % 5 == 0 then keep[#keep + 1] = t else t:free() end
-            end)
-          end
+          if i % 40 == 0 then drop_probe(counter, keep, 3, 5, true) end
           burst[i] = torch.full({ 1 }, round)
         end
         for i = 1, #burst, 1000 do keep[#keep + 1] = burst[i] end
@@ -205,7 +202,7 @@ describe("handle release through the slab (no finalizer per tensor)", function()
       collectgarbage("collect")
       torch.collect()
     end
-    assert.is_true(made > 0)
+    assert.is_true(counter.made > 0)
     assert.is_true(slab.top < 8000, "top " .. slab.top)
     for _, t in ipairs(keep) do
       local v = t:sum():item()
