@@ -71,26 +71,12 @@ local function drain_blobs()
 end
 
 --[[ The slab: kept in the registry (through torch._C's state) so a module reload (busted) keeps
-     one slab per Lua state. Slots are 1-based; slot 0 in a ref means "not in the slab".
-     Slot i is in use while handles[i] or live[i] is set: a wrap claims its slot by setting
-     live[i] = false before anything that can allocate, then stores the ref and the handle; a
-     collected ref leaves its handle for the sweep; a free slot has neither and is on the free
-     list exactly once. The three containers are sized to `capacity` up front (the array part of
-     `live` and `free` included), so storing into them never allocates: only Ref() and resize()
-     do, and they are where finalizers — which may make and free tensors — can run. ]]
+     one slab per Lua state. Slots are 1-based; slot 0 in a ref means "not in the slab". ]]
 local HandleArray = ffi.typeof("lt_tensor*[?]")
-local table_new = require "table.new"
-local WEAK_VALUES = { __mode = "v" }
-local MIN_CAPACITY = 1024
-
--- Array parts for indices up to n (LuaJIT's array part starts at 0).
-local function live_table(n) return setmetatable(table_new(n + 1, 0), WEAK_VALUES) end
-local function free_table(n) return table_new(n + 1, 0) end
-
 local slab = _C.state.slab
 if not slab then
-  slab = { live = live_table(MIN_CAPACITY), handles = HandleArray(MIN_CAPACITY + 1), capacity = MIN_CAPACITY,
-           top = 0, free = free_table(MIN_CAPACITY), nfree = 0, pending = false }
+  slab = { live = setmetatable({}, { __mode = "v" }), handles = HandleArray(1025), capacity = 1024,
+           top = 0, free = {}, nfree = 0, pending = false }
   _C.state.slab = slab
   -- One finalizable sentinel per GC cycle: its __gc marks the cycle's end and makes the next one.
   local function arm()
@@ -109,7 +95,7 @@ if not slab then
       local h = handles[i]
       if h ~= nil then
         local t = live[i]   -- a held handle's ref is live[i] (wrap stores both)
-        if t then t.h = nil end
+        if t ~= nil then t.h = nil end
         handles[i] = nil
         C.lt_tensor_free(h)
       end
@@ -117,61 +103,25 @@ if not slab then
   end
 end
 
---[[ Moves the slab into containers for `capacity` slots (growing, or shrinking after a burst of
-     tensors has died). Allocating them may run finalizers that make or free tensors, so the
-     copy starts only after all three exist, reads the slab as it is then, and gives up if the
-     slots in use no longer fit or another resize ran meanwhile (the caller checks again). ]]
-local function resize(capacity)
-  local before = slab.capacity
-  local handles, live, free = HandleArray(capacity + 1), live_table(capacity), free_table(capacity)
-  local top = slab.top
-  if slab.capacity ~= before or top > capacity then return end
-  ffi.copy(handles, slab.handles, (math.min(before, capacity) + 1) * ffi.sizeof("lt_tensor*"))
-  local old_live, old_free = slab.live, slab.free
-  for i = 1, top do live[i] = old_live[i] end
-  for i = 1, slab.nfree do free[i] = old_free[i] end
-  slab.handles, slab.live, slab.free, slab.capacity = handles, live, free, capacity
-end
-
---[[ Releases the handles of the refs the collector has freed; their slots go on the free list
-     (highest first, so the lowest free slot is taken next and the slab stays dense at the
-     bottom). Nothing here allocates, so no finalizer runs in the middle; a sweep that starts
-     inside another (from a finalizer during a resize) returns at once. ]]
+--[[ Releases the handles of the refs the collector has freed; their slots go on the free list.
+     The loop can run a collection step (growing the free list allocates), so finalizers can
+     run in the middle of it and make tensors: their wrap may take slots from the free list
+     and grow the handle array. So the loop reads the array and the free-list length from the
+     slab on every slot (a stale array copy would keep a released handle and free it twice),
+     and a sweep that starts inside another returns at once (the outer one finishes the job). ]]
 local sweeping = false
 local function sweep_slots()
   slab.pending = false
-  local live, free, handles = slab.live, slab.free, slab.handles
-  local nfree = slab.nfree
-  for i = slab.top, 1, -1 do
-    local h = handles[i]
+  local live, free = slab.live, slab.free
+  for i = 1, slab.top do
+    local h = slab.handles[i]
     if h ~= nil and live[i] == nil then
-      handles[i] = nil
+      slab.handles[i] = nil
       C.lt_tensor_free(h)
-      nfree = nfree + 1
-      free[nfree] = i
+      local n = slab.nfree + 1
+      free[n] = i
+      slab.nfree = n
     end
-  end
-  slab.nfree = nfree
-end
-
---[[ After a sweep: when the highest slots are free — the tensors of a burst (a big scope, a list
-     of per-sample tensors) have died — lower `top` to the highest slot in use and rebuild the
-     free list below it, and when the slab is then four times bigger than what it holds, move it
-     to smaller containers. Without this every later sweep and collection would still walk
-     the burst's high-water mark: 200,000 dead tensors made a loop of small adds 4x slower. ]]
-local function trim()
-  local handles, live, top = slab.handles, slab.live, slab.top
-  if top <= 2 * MIN_CAPACITY then return end   -- small: a loop's steady state costs nothing here
-  local high = top
-  while high > 0 and handles[high] == nil and live[high] == nil do high = high - 1 end
-  if high == top then return end
-  local free, n = slab.free, 0
-  for i = high, 1, -1 do
-    if handles[i] == nil and live[i] == nil then n = n + 1; free[n] = i end
-  end
-  slab.nfree, slab.top = n, high
-  if slab.capacity > MIN_CAPACITY and slab.capacity >= 4 * high then
-    resize(math.max(MIN_CAPACITY, 2 * high))
   end
 end
 
@@ -179,9 +129,18 @@ local function sweep()
   if sweeping then return end
   sweeping = true
   local ok, err = pcall(sweep_slots)   -- a finalizer's error must not leave `sweeping` set
-  if ok then ok, err = pcall(trim) end
   sweeping = false
   if not ok then error(err, 0) end
+end
+
+-- Doubles the handle array. The allocation may run finalizers, and a finalizer may make tensors
+-- (a re-entrant wrap that grows the slab itself): whatever happened, copy what is there now.
+local function grow()
+  local capacity = slab.capacity * 2
+  local handles = HandleArray(capacity + 1)
+  if slab.capacity >= capacity then return end
+  ffi.copy(handles, slab.handles, (slab.capacity + 1) * ffi.sizeof("lt_tensor*"))
+  slab.handles, slab.capacity = handles, capacity
 end
 
 -- True while account() runs a collection step. The step can run finalizers, a finalizer can make
@@ -215,20 +174,19 @@ end
 -- Boxes a handle returned by the bindings. A NULL handle (an undefined tensor) becomes nil.
 local function wrap(h)
   if h == nil then return nil end
-  -- The slot is claimed (live[slot] = false) before anything that can allocate (and so run a
-  -- finalizer that makes tensors or sweeps), and the handle is stored only once its ref is in
-  -- `live`: a sweep in between neither reuses the slot nor frees the handle.
+  -- The slot is claimed before anything that can allocate (and so run a finalizer that makes
+  -- tensors), and the handle is stored only once its ref is in `live`: a sweep in between
+  -- neither reuses the slot nor frees the handle.
   local slot
   local nfree = slab.nfree
   if nfree > 0 then
     slot = slab.free[nfree]
     slab.nfree = nfree - 1
   else
-    while slab.top >= slab.capacity do resize(slab.capacity * 2) end
     slot = slab.top + 1
     slab.top = slot
+    while slot > slab.capacity do grow() end
   end
-  slab.live[slot] = false
   local t = Ref(h, slot)
   slab.live[slot] = t
   slab.handles[slot] = h
@@ -256,9 +214,8 @@ function M.free(t)
     local slot = t.slot
     if slot > 0 and slab.handles[slot] == h then
       slab.handles[slot] = nil
-      slab.live[slot] = nil
       local nfree = slab.nfree + 1
-      slab.free[nfree] = slot   -- presized: no allocation, so no finalizer between these lines
+      slab.free[nfree] = slot
       slab.nfree = nfree
     end
     C.lt_tensor_free(h)
