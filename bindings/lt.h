@@ -91,7 +91,7 @@ lt_memory_stats *lt_memory(void);
 int64_t lt_large_blocks_cached(void);
 int64_t lt_large_blocks_release(void);
 /* Freed tensor blocks of up to 1 KiB are kept on per-thread lists (bindings/lt_small_blocks.cpp):
- * the bytes the calling thread keeps, and a call that gives them (and its kept handles) back. */
+ * the bytes the calling thread keeps, and a call that gives them back (returns those bytes). */
 int64_t lt_small_blocks_cached(void);
 int64_t lt_small_blocks_release(void);
 /* Hands the malloc heap's free memory back to the kernel (glibc's malloc_trim(0)): 1 if any went. */

@@ -108,7 +108,7 @@ at::TensorOptions options(const lt_options *opt);
 /* Applies the parts of lt_options that ATen factories do not take (requires_grad). */
 at::Tensor finish(at::Tensor t, const lt_options *opt);
 
-/* The CPU allocator's block caches (small and large blocks, handles): on unless
+/* The CPU allocator's block caches (small and large blocks): on unless
  * LTORCH_MALLOC=glibc or a sanitizer build (lt_runtime.cpp). */
 bool block_caches_enabled();
 

@@ -298,8 +298,9 @@ lt_memory_stats *lt_memory(void) {
 
 /* glibc keeps freed heap memory (the executable raises its trim threshold to 256 MiB), and after
  * a burst of tensors dies at once its bins hold a great many scattered free chunks, which made
- * later small allocations slower (a loop of small adds 0.56 -> 0.74 us after 200,000 tensors
- * died, back to 0.56 after this). malloc_trim(0) consolidates them and returns free pages to the
+ * later small allocations slower (bench/after_burst.lua, measured with the slab's own share of
+ * that slowdown taken out: 0.56 -> 0.73 us per small add after 200,000 tensors died, 0.56 after
+ * this; docs/PERFORMANCE.md, optimisation 13). malloc_trim(0) consolidates them and returns free pages to the
  * kernel. Returns 1 if memory was returned, 0 if not or not glibc. */
 int lt_heap_trim(void) {
 #ifdef __GLIBC__

@@ -19,7 +19,7 @@
  * lt_small_blocks_release() empties the calling thread's lists (torch.collect()).
  * Not pooled: the 8-byte handles (struct lt_tensor; a list for them was tried and measured no
  * faster than glibc's fast bins) and libtorch's own TensorImpl and StorageImpl (operator new).
- * Off — plain malloc, and libtorch's allocator for the blocks — under LTORCH_MALLOC=glibc and
+ * Off — libtorch's allocator for every block, as before — under LTORCH_MALLOC=glibc and
  * AddressSanitizer (lt::block_caches_enabled()).
  */
 #include "lt_internal.hpp"
