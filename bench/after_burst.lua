@@ -39,4 +39,4 @@ torch.collect()
 local after = adds()
 local slab = require("torch._C").state.slab
 print(("a + b after a burst of %d tensors: %.3f us/op (slab top %d, capacity %d)"):format(
-  BURST, after, slab.top, slab.capacity))
+  BURST, after, slab.s.top, slab.s.capacity))

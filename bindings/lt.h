@@ -96,6 +96,39 @@ int64_t lt_small_blocks_cached(void);
 int64_t lt_small_blocks_release(void);
 /* Hands the malloc heap's free memory back to the kernel (glibc's malloc_trim(0)): 1 if any went. */
 int lt_heap_trim(void);
+/* The slab of one Lua state's tensor handles (lua/torch/_memory.lua; bindings/lt_slab.cpp).
+ * Slot i (1-based) holds handles[i]: NULL when free, (lt_tensor *)1 from its claim until Lua
+ * stores the handle. The free slots below `top` form a stack, free_slots[0 .. nfree-1], whose
+ * last entry is handed out next; each sweep rebuilds it so that the lowest slot goes first.
+ * Lua only reads the counts (numbers: no allocation) and goes through these calls for the rest
+ * — never through the array pointers, which a claim or a sweep may move while a finalizer runs
+ * — and no call runs Lua: a finalizer can never find the slab half-changed. A zeroed struct is
+ * an empty slab (ffi.new). */
+typedef struct lt_slab {
+  lt_tensor **handles;
+  uint8_t *dead;        /* dead[i] = 1: slot i's ref was collected (set by Lua before a sweep) */
+  int32_t *free_slots;
+  int32_t top, nfree, capacity;
+} lt_slab;
+/* A slot for a new handle (marked claimed, its dead mark cleared); 0 when out of memory. */
+int32_t lt_slab_claim(lt_slab *slab);
+/* Stores a claimed slot's handle (once its ref is in Lua's table of live refs). */
+void lt_slab_store(lt_slab *slab, int32_t slot, lt_tensor *handle);
+/* Marks a slot whose ref the collector has freed, for the next lt_slab_sweep. */
+void lt_slab_mark_dead(lt_slab *slab, int32_t slot);
+/* x:free(): releases the handle, and frees its slot if the slot still holds it. */
+void lt_slab_release(lt_slab *slab, int32_t slot, lt_tensor *handle);
+/* Releases the handles of the slots marked dead, clears the marks, lowers `top` to the highest
+ * slot in use, rebuilds the free stack, and moves a slab four or more times bigger than what
+ * it holds to arrays between two and four times that (at least 1,024 slots). Returns the
+ * number of handles released. */
+int32_t lt_slab_sweep(lt_slab *slab);
+/* Checks the slab's invariants (for tests): 0 when they hold; otherwise 1 counts out of range,
+ * 2 a free-stack entry out of range or not free, 3 a slot twice on the stack, 4 a free slot
+ * missing from it, 5 a handle above top, 6 out of memory for the check. */
+int lt_slab_check(const lt_slab *slab);
+/* At lua_close: releases every handle still held and the arrays (the slab is empty again). */
+void lt_slab_close(lt_slab *slab);
 /* Pops up to `capacity` released ids in [lo, hi) — each Lua state owns one such range, so a
  * state never takes (and drops) another state's ids. */
 int lt_drain_released_blobs(int64_t lo, int64_t hi, int64_t *ids, int capacity, int *count);

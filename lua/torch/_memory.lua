@@ -4,13 +4,15 @@
   Every C result handle goes through `wrap`, which boxes it in an lt_tensor_ref cdata and does
   three cheap things:
     * slot ownership instead of a finalizer per tensor: the handle is also stored in a slot of
-      this Lua state's slab (an FFI array of handles beside a weak-valued table of the refs).
+      this Lua state's slab (C arrays of handles, bindings/lt_slab.cpp, beside a weak-valued
+      table of the refs).
       The ref type has no __gc, so creating and collecting a tensor costs LuaJIT no finalizer
       registration, lookup or extra cycle. One sentinel userdata per GC cycle has a __gc; when
       it runs, a cycle has finished and the collector has cleared the weak entries of every
       ref it freed, so the next wrap (or torch.collect) sweeps the slab: each slot whose ref is
-      gone has its handle released with lt_tensor_free, in one JIT-compiled loop, and goes back
-      on the free list. At lua_close, LuaJIT runs cdata finalizers before userdata ones, so
+      gone is marked by a JIT-compiled loop, and one C call releases their handles and puts
+      the slots back on the free stack, lowest first, lowering the slab's top past a dead
+      burst's slots (so later sweeps and collections do not keep walking them). At lua_close, LuaJIT runs cdata finalizers before userdata ones, so
       a host's ffi.gc finalizer still sees valid tensors; then the slab's closer (a userdata)
       releases every handle still held and nulls those refs, so a userdata finalizer that runs
       after it gets "tensor was freed", not freed memory.
@@ -71,12 +73,20 @@ local function drain_blobs()
 end
 
 --[[ The slab: kept in the registry (through torch._C's state) so a module reload (busted) keeps
-     one slab per Lua state. Slots are 1-based; slot 0 in a ref means "not in the slab". ]]
-local HandleArray = ffi.typeof("lt_tensor*[?]")
+     one slab per Lua state, with one guard against a sweep inside a sweep. The handles, the
+     counts and the free stack are C's (struct lt_slab, bindings/lt_slab.cpp): in the
+     interpreter, reading a pointer out of an FFI array boxes it, and that allocation can run
+     finalizers that make or free tensors; so Lua never reads the arrays (only the counts, which
+     are numbers) and changes them only through calls that run no Lua. `live[slot]` is the ref
+     of the slot's handle, weak, so the collector clears it when the ref dies. Slots are 1-based;
+     slot 0 in a ref means "not in the slab". ]]
+local table_new = require "table.new"
+local WEAK_VALUES = { __mode = "v" }
+
 local slab = _C.state.slab
 if not slab then
-  slab = { live = setmetatable({}, { __mode = "v" }), handles = HandleArray(1025), capacity = 1024,
-           top = 0, free = {}, nfree = 0, pending = false }
+  slab = { s = ffi.new("lt_slab"), live = setmetatable({}, WEAK_VALUES), live_capacity = 0,
+           pending = false, sweeping = false }
   _C.state.slab = slab
   -- One finalizable sentinel per GC cycle: its __gc marks the cycle's end and makes the next one.
   local function arm()
@@ -87,60 +97,58 @@ if not slab then
     end
   end
   arm()
-  -- At lua_close: release what is still held, and null the refs still alive.
+  -- At lua_close: null the refs still alive (a later use says "tensor was freed"), then release
+  -- every handle still held. A ref in live[i] is the latest one of slot i; above `top` only
+  -- refs already freed can remain.
   slab.closer = newproxy(true)
   getmetatable(slab.closer).__gc = function()
-    local live, handles = slab.live, slab.handles
-    for i = 1, slab.top do
-      local h = handles[i]
-      if h ~= nil then
-        local t = live[i]   -- a held handle's ref is live[i] (wrap stores both)
-        if t ~= nil then t.h = nil end
-        handles[i] = nil
-        C.lt_tensor_free(h)
-      end
+    local live = slab.live
+    for i = 1, slab.s.top do
+      local t = live[i]
+      if t ~= nil then t.h = nil end
     end
+    C.lt_slab_close(slab.s)
   end
 end
+local S = slab.s
 
---[[ Releases the handles of the refs the collector has freed; their slots go on the free list.
-     The loop can run a collection step (growing the free list allocates), so finalizers can
-     run in the middle of it and make tensors: their wrap may take slots from the free list
-     and grow the handle array. So the loop reads the array and the free-list length from the
-     slab on every slot (a stale array copy would keep a released handle and free it twice),
-     and a sweep that starts inside another returns at once (the outer one finishes the job). ]]
-local sweeping = false
+--[[ After a sweep has moved the C arrays to a smaller size (a burst of tensors has died), the
+     table of live refs follows: a weak table's array part is walked by every collection cycle,
+     and LuaJIT never shrinks one. Allocating the new table may run finalizers (which may make
+     tensors and grow the slab again): the copy starts after it, reads the slab as it is then,
+     and gives up if the slots no longer fit (the next sweep tries again). ]]
+local function shrink_live()
+  local capacity = S.capacity
+  local fresh = setmetatable(table_new(capacity + 1, 0), WEAK_VALUES)
+  local top = S.top
+  if top > capacity or S.capacity ~= capacity then return end
+  local live = slab.live
+  for i = 1, top do fresh[i] = live[i] end   -- presized array part: no allocation here
+  slab.live, slab.live_capacity = fresh, capacity
+end
+
+--[[ Releases the handles of the refs the collector has freed: marks their slots, then one C call
+     releases them, lowers `top` past the free slots at the end (a dead burst's), and rebuilds the
+     free stack lowest slot first, so the slab refills from the bottom. If a finalizer runs during
+     the marking and makes a tensor, its claim clears the mark of the slot it takes; a sweep that
+     starts inside another returns at once (the outer one finishes the job). ]]
 local function sweep_slots()
   slab.pending = false
-  local live, free = slab.live, slab.free
-  for i = 1, slab.top do
-    local h = slab.handles[i]
-    if h ~= nil and live[i] == nil then
-      slab.handles[i] = nil
-      C.lt_tensor_free(h)
-      local n = slab.nfree + 1
-      free[n] = i
-      slab.nfree = n
-    end
+  if S.capacity > slab.live_capacity then slab.live_capacity = S.capacity end
+  local live = slab.live
+  for i = 1, S.top do
+    if live[i] == nil then C.lt_slab_mark_dead(S, i) end
   end
+  C.lt_slab_sweep(S)
+  if S.capacity < slab.live_capacity then shrink_live() end
 end
 
 local function sweep()
-  if sweeping then return end
-  sweeping = true
+  if slab.sweeping then return end
+  slab.sweeping = true
   local ok, err = pcall(sweep_slots)   -- a finalizer's error must not leave `sweeping` set
-  sweeping = false
+  slab.sweeping = false
   if not ok then error(err, 0) end
-end
-
--- Doubles the handle array. The allocation may run finalizers, and a finalizer may make tensors
--- (a re-entrant wrap that grows the slab itself): whatever happened, copy what is there now.
-local function grow()
-  local capacity = slab.capacity * 2
-  local handles = HandleArray(capacity + 1)
-  if slab.capacity >= capacity then return end
-  ffi.copy(handles, slab.handles, (slab.capacity + 1) * ffi.sizeof("lt_tensor*"))
-  slab.handles, slab.capacity = handles, capacity
 end
 
 -- True while account() runs a collection step. The step can run finalizers, a finalizer can make
@@ -175,21 +183,16 @@ end
 local function wrap(h)
   if h == nil then return nil end
   -- The slot is claimed before anything that can allocate (and so run a finalizer that makes
-  -- tensors), and the handle is stored only once its ref is in `live`: a sweep in between
-  -- neither reuses the slot nor frees the handle.
-  local slot
-  local nfree = slab.nfree
-  if nfree > 0 then
-    slot = slab.free[nfree]
-    slab.nfree = nfree - 1
-  else
-    slot = slab.top + 1
-    slab.top = slot
-    while slot > slab.capacity do grow() end
+  -- tensors or sweeps), and the handle is stored only once its ref is in `live`: a sweep in
+  -- between neither reuses the slot nor frees the handle.
+  local slot = C.lt_slab_claim(S)
+  if slot == 0 then
+    C.lt_tensor_free(h)
+    error("out of memory: no room for another tensor handle", 2)
   end
   local t = Ref(h, slot)
   slab.live[slot] = t
-  slab.handles[slot] = h
+  C.lt_slab_store(S, slot, h)
   handles_since_step = handles_since_step + 1
   if handles_since_step >= STEP_HANDLES or mem.live_bytes > next_byte_trigger
     or mem.device_bytes_made > next_device_trigger then
@@ -211,14 +214,7 @@ function M.free(t)
   if h ~= nil then
     t.h = nil
     if handles_since_step > 0 then handles_since_step = handles_since_step - 1 end
-    local slot = t.slot
-    if slot > 0 and slab.handles[slot] == h then
-      slab.handles[slot] = nil
-      local nfree = slab.nfree + 1
-      slab.free[nfree] = slot
-      slab.nfree = nfree
-    end
-    C.lt_tensor_free(h)
+    C.lt_slab_release(S, t.slot, h)   -- frees the slot if it still holds h, and releases h
   end
 end
 
@@ -282,7 +278,7 @@ end
 function M.stats()
   drain_blobs()
   return {
-    live_handles = slab.top - slab.nfree,
+    live_handles = S.top - S.nfree,
     live_bytes = tonumber(mem.live_bytes),
     peak_bytes = tonumber(mem.peak_bytes),
     allocations = tonumber(mem.allocations),

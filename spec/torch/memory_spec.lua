@@ -139,6 +139,118 @@ describe("handle release through the slab (no finalizer per tensor)", function()
     end
   end)
 
+  local slab = require("torch._C").state.slab
+  local C = require("torch._C").C
+
+  it("gives a dead burst's slots back: the slab shrinks, and the tensors around it stay intact", function()
+    local S = slab.s
+    local h0, top0 = handles(), S.top   -- earlier specs' tensors may hold slots up to top0
+    local before = {}
+    for i = 1, 10 do before[i] = torch.full({ 3 }, i) end
+    local held = { burst = {} }
+    for i = 1, 30000 do
+      held.burst[i] = torch.full({ 1 }, i)
+      if i == 25000 then held.survivor = torch.full({ 2 }, -5) end   -- a high slot that stays in use
+    end
+    assert.is_true(S.top >= 30000 and S.capacity >= 30000)
+    held.burst = nil
+    torch.collect()
+    assert.are.equal(0, C.lt_slab_check(S))
+    -- the survivor holds its slot, so the slab cannot drop below it yet
+    assert.is_true(S.top >= 25000, "top " .. S.top)
+    assert.are.equal(-10, held.survivor:sum():item())
+    held.survivor = nil
+    torch.collect()
+    assert.are.equal(0, C.lt_slab_check(S))
+    assert.is_true(S.top <= top0 + 64, ("top %d, was %d before the burst"):format(S.top, top0))
+    assert.is_true(S.capacity <= math.max(4096, 4 * S.top), "capacity " .. S.capacity)
+    assert.are.equal(S.capacity, slab.live_capacity)   -- the table of refs followed
+    for i = 1, 10 do assert.are.equal(3 * i, before[i]:sum():item()) end
+    -- and it grows again as it should, slots handed out once each, lowest first
+    local again = {}
+    for i = 1, 5000 do again[i] = torch.full({ 1 }, i, { dtype = torch.float64 }) end
+    assert.is_true(S.top <= top0 + 64 + 5000, "top " .. S.top)
+    torch.collect()
+    assert.are.equal(0, C.lt_slab_check(S))
+    local sum = 0
+    for i = 1, 5000 do sum = sum + again[i]:item() end
+    assert.are.equal(5000 * 5001 / 2, sum)
+    assert.are.equal(h0 + 10 + 5000, handles())
+  end)
+
+  it("stays consistent when finalizers make and drop tensors while bursts die and the slab resizes", function()
+    local counter, keep = { made = 0 }, {}
+    for round = 1, 6 do
+      do
+        local burst = {}
+        for i = 1, 8000 do
+          if i % 40 == 0 then drop_probe(counter, keep, 3, 5, true) end
+          burst[i] = torch.full({ 1 }, round)
+        end
+        for i = 1, #burst, 1000 do keep[#keep + 1] = burst[i] end
+      end
+      collectgarbage("collect")
+      torch.collect()
+      assert.are.equal(0, C.lt_slab_check(slab.s))
+    end
+    assert.is_true(counter.made > 0)
+    assert.is_true(slab.s.top < 8000, "top " .. slab.s.top)
+    for _, t in ipairs(keep) do
+      local v = t:sum():item()
+      assert.is_true(v == 9 or (v >= 1 and v <= 6), "a kept tensor changed: " .. v)
+    end
+  end)
+
+  it("stays consistent in the interpreter too, where every pointer read allocates", function()
+    -- Fresh process with the JIT off: finalizers then run in the middle of wraps, sweeps and
+    -- resizes at many more points (the flaw a Lua-side slab trim had, caught only by a CI run).
+    local script = [=[
+      local ffi = require "ffi"
+      local torch = require "torch"
+      local _C = require "torch._C"
+      jit.off()
+      local S = _C.state.slab.s
+      local made, keep, worst = 0, {}, 0
+      for round = 1, 4 do
+        local burst = {}
+        for i = 1, 6000 do
+          if i % 30 == 0 then
+            local _ = ffi.gc(ffi.new("int[1]"), function()
+              made = made + 1
+              local t = torch.ones(2) * 10
+              if made % 4 == 0 then keep[#keep + 1] = t else t:free() end
+            end)
+          end
+          burst[i] = torch.full({ 1 }, round)
+          if i % 500 == 0 then
+            local status = _C.C.lt_slab_check(S)
+            if status ~= 0 then worst = status end
+            if torch.memory_stats().live_handles < 0 then worst = -1 end
+          end
+        end
+        for i = 1, #burst, 600 do keep[#keep + 1] = burst[i] end
+        burst = nil
+        collectgarbage("collect")
+        torch.collect()
+      end
+      local bad = 0
+      for _, t in ipairs(keep) do
+        local v = t:sum():item()
+        if not (v == 20 or v == 1 or v == 2 or v == 3 or v == 4) then bad = bad + 1 end
+      end
+      io.write(made, " ", worst, " ", bad, " ", S.top)
+    ]=]
+    local p = assert(io.popen((arg and arg[-1] or "build/ltorch") .. " -e '" .. script:gsub("'", "'\\''") .. "' 2>&1"))
+    local out = p:read("*a")
+    p:close()
+    local made, worst, bad, top = out:match("^(%d+) (%-?%d+) (%d+) (%d+)$")
+    assert.is_truthy(made, out)
+    assert.is_true(tonumber(made) > 0, out)
+    assert.are.equal("0", worst, "slab check failed: " .. out)
+    assert.are.equal("0", bad, "kept tensors changed: " .. out)
+    assert.is_true(tonumber(top) < 6000, "top " .. top)
+  end)
+
   it("torch.collect() gives the heap memory of a dead burst back to the system", function()
     if os.getenv("LTORCH_SANITIZED") then pending("the sanitizer's allocator keeps freed memory in quarantine") return end
     torch.collect()

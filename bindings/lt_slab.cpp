@@ -1,0 +1,156 @@
+/*
+ * lt_slab.cpp — the slab of tensor handles that a Lua state's wraps fill and its sweeps empty
+ * (lua/torch/_memory.lua describes the scheme; lt.h, struct lt_slab, the layout).
+ *
+ * Why in C: the sweep must look at every slot's handle, and in LuaJIT's interpreter reading a
+ * pointer out of an FFI array boxes it — an allocation, which can run a collection step and
+ * finalizers that make or free tensors in the middle of the sweep. A sweep (and the lowering of
+ * `top` after a burst of tensors died) written in Lua therefore worked on counts that went stale
+ * under it; and a pointer read out of the struct can go stale the same way (a finalizer's wrap
+ * grows the arrays). Here every read and change of the arrays is one C call that never runs Lua;
+ * Lua reads only the counts.
+ *
+ * What it does: claim (pop the free stack, or take top + 1, growing the arrays by doubling),
+ * store (the claimed slot's handle), mark_dead, release (x:free()), sweep (release the handles of
+ * the dead slots; lower top to the highest used slot; rebuild the free stack lowest-slot-last so
+ * the slab refills from the bottom; move arrays four or more times bigger than what they hold
+ * to smaller ones), close (at lua_close), check (the invariants, for tests).
+ * Out of memory: claim returns 0 and the slab is unchanged; a failed shrink keeps the arrays.
+ */
+#include "lt.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+
+lt_tensor *const kClaimed = reinterpret_cast<lt_tensor *>(static_cast<uintptr_t>(1));
+constexpr int32_t kMinCapacity = 1024;
+
+// Moves the three arrays to `capacity` slots (1-based, so capacity + 1 entries each); the slots
+// up to top keep their contents. False, and nothing changed, when memory runs out.
+bool resize(lt_slab *slab, int32_t capacity) {
+  size_t n = static_cast<size_t>(capacity) + 1;
+  auto *handles = static_cast<lt_tensor **>(std::calloc(n, sizeof(lt_tensor *)));
+  auto *dead = static_cast<uint8_t *>(std::calloc(n, 1));
+  auto *free_slots = static_cast<int32_t *>(std::malloc(n * sizeof(int32_t)));
+  if (!handles || !dead || !free_slots) {
+    std::free(handles);
+    std::free(dead);
+    std::free(free_slots);
+    return false;
+  }
+  if (slab->handles) {
+    size_t kept = static_cast<size_t>(slab->top) + 1;
+    std::memcpy(handles, slab->handles, kept * sizeof(lt_tensor *));
+    std::memcpy(dead, slab->dead, kept);
+    std::memcpy(free_slots, slab->free_slots, static_cast<size_t>(slab->nfree) * sizeof(int32_t));
+  }
+  std::free(slab->handles);
+  std::free(slab->dead);
+  std::free(slab->free_slots);
+  slab->handles = handles;
+  slab->dead = dead;
+  slab->free_slots = free_slots;
+  slab->capacity = capacity;
+  return true;
+}
+
+}  // namespace
+
+extern "C" int32_t lt_slab_claim(lt_slab *slab) {
+  int32_t slot;
+  if (slab->nfree > 0) {
+    slot = slab->free_slots[--slab->nfree];
+  } else {
+    if (slab->top >= slab->capacity &&
+        !resize(slab, slab->capacity < kMinCapacity ? kMinCapacity : slab->capacity * 2)) {
+      return 0;
+    }
+    slot = ++slab->top;
+  }
+  slab->handles[slot] = kClaimed;
+  slab->dead[slot] = 0;
+  return slot;
+}
+
+extern "C" void lt_slab_store(lt_slab *slab, int32_t slot, lt_tensor *handle) {
+  if (slot > 0 && slot <= slab->top && slab->handles[slot] == kClaimed) slab->handles[slot] = handle;
+}
+
+extern "C" void lt_slab_mark_dead(lt_slab *slab, int32_t slot) {
+  if (slot > 0 && slot <= slab->top) slab->dead[slot] = 1;
+}
+
+extern "C" void lt_slab_release(lt_slab *slab, int32_t slot, lt_tensor *handle) {
+  if (slot > 0 && slot <= slab->top && slab->handles[slot] == handle) {
+    slab->handles[slot] = nullptr;
+    slab->free_slots[slab->nfree++] = slot;   // nfree < top <= capacity: room is always there
+  }
+  lt_tensor_free(handle);
+}
+
+extern "C" int32_t lt_slab_sweep(lt_slab *slab) {
+  int32_t released = 0;
+  int32_t top = slab->top;
+  for (int32_t i = 1; i <= top; i++) {
+    if (!slab->dead[i]) continue;
+    slab->dead[i] = 0;
+    lt_tensor *h = slab->handles[i];
+    if (h != nullptr && h != kClaimed) {
+      slab->handles[i] = nullptr;
+      lt_tensor_free(h);
+      released++;
+    }
+  }
+  while (top > 0 && slab->handles[top] == nullptr) top--;
+  slab->top = top;
+  int32_t nfree = 0;
+  for (int32_t i = top; i >= 1; i--) {
+    if (slab->handles[i] == nullptr) slab->free_slots[nfree++] = i;
+  }
+  slab->nfree = nfree;
+  int32_t capacity = slab->capacity;
+  while (capacity > kMinCapacity && capacity >= 4 * top) capacity /= 2;
+  if (capacity < kMinCapacity) capacity = kMinCapacity;
+  if (capacity < slab->capacity) resize(slab, capacity);   // on failure the big arrays stay
+  return released;
+}
+
+extern "C" void lt_slab_close(lt_slab *slab) {
+  for (int32_t i = 1; i <= slab->top; i++) {
+    lt_tensor *h = slab->handles[i];
+    if (h != nullptr && h != kClaimed) lt_tensor_free(h);
+  }
+  std::free(slab->handles);
+  std::free(slab->dead);
+  std::free(slab->free_slots);
+  std::memset(slab, 0, sizeof *slab);
+}
+
+extern "C" int lt_slab_check(const lt_slab *slab) {
+  if (slab->top < 0 || slab->top > slab->capacity || slab->nfree < 0 || slab->nfree > slab->top) return 1;
+  if (slab->capacity == 0) return 0;
+  auto *on_stack = static_cast<uint8_t *>(std::calloc(static_cast<size_t>(slab->top) + 1, 1));
+  if (!on_stack) return 6;
+  int status = 0;
+  for (int32_t k = 0; k < slab->nfree && status == 0; k++) {
+    int32_t slot = slab->free_slots[k];
+    if (slot < 1 || slot > slab->top || slab->handles[slot] != nullptr) {
+      status = 2;
+    } else if (on_stack[slot]) {
+      status = 3;
+    } else {
+      on_stack[slot] = 1;
+    }
+  }
+  for (int32_t i = 1; i <= slab->top && status == 0; i++) {
+    if (slab->handles[i] == nullptr && !on_stack[i]) status = 4;
+  }
+  for (int32_t i = slab->top + 1; i <= slab->capacity && status == 0; i++) {
+    if (slab->handles[i] != nullptr) status = 5;
+  }
+  std::free(on_stack);
+  return status;
+}
