@@ -14,8 +14,9 @@
  *     set_autocast_dtype(DeviceType, ...)) and turned the per-device functions used by 1.13
  *     (is_cpu_enabled, set_autocast_gpu_dtype, ...) into deprecated wrappers that warn at run
  *     time; the helpers below pick the generic calls from 2.4 on.
- *   - CPU autocast accepts only bfloat16 before libtorch 2.1 (1.13's own setter rejects float16);
- *     from 2.1 on float16 is passed through and libtorch decides.
+ *   - CPU autocast takes float16 only in newer libtorch (2.x; 1.13's setter rejects it with
+ *     "AutocastCPU only support Bfloat16"). Which release added it is not pinned down here, so
+ *     no version test: cpu_half_supported() asks this libtorch's own setter once.
  *
  * Usage (C):  lt_autocast_state prev;
  *             lt_autocast_enter(0, 1, -1, -1, &prev);   // cpu, on, keep dtype and cache setting
@@ -32,9 +33,6 @@
 
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
 #define LT_AUTOCAST_DEVICE_GENERIC 1
-#endif
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
-#define LT_AUTOCAST_CPU_HALF 1
 #endif
 
 namespace {
@@ -102,15 +100,28 @@ std::string dtype_name(c10::ScalarType s) {
   }
 }
 
+/* Whether this libtorch's CPU autocast takes float16: its setter is tried once (on the calling
+ * thread, whose CPU autocast dtype is put back) and raises where it does not. */
+bool cpu_half_supported() {
+  static const bool supported = [] {
+    const c10::ScalarType before = get_dtype(c10::DeviceType::CPU);
+    try {
+      set_dtype(c10::DeviceType::CPU, c10::ScalarType::Half);
+    } catch (const c10::Error &) {
+      return false;
+    }
+    set_dtype(c10::DeviceType::CPU, before);
+    return true;
+  }();
+  return supported;
+}
+
 /* The lower-precision types autocast can compute in: bfloat16 or float16, and on the CPU of a
- * libtorch older than 2.1 bfloat16 only. Anything else (float32, float64, integers) is misuse. */
+ * libtorch without float16 CPU autocast bfloat16 only. Anything else (float32, float64,
+ * integers) is misuse. */
 void check_dtype(c10::DeviceType d, c10::ScalarType s) {
   const bool cpu = d == c10::DeviceType::CPU;
-#ifdef LT_AUTOCAST_CPU_HALF
-  const bool half_ok = true;
-#else
-  const bool half_ok = !cpu;
-#endif
+  const bool half_ok = !cpu || cpu_half_supported();
   if (s == c10::ScalarType::BFloat16 || (s == c10::ScalarType::Half && half_ok)) return;
   throw lt::ValueError(std::string(cpu ? "CPU" : "CUDA") + " autocast in " + lt::build_name() + " supports " +
                        (half_ok ? "torch.bfloat16 and torch.float16" : "only torch.bfloat16") + ", got " +

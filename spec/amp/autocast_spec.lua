@@ -275,13 +275,33 @@ describe("torch.autocast misuse", function()
       assert.is_false(ok)
       assert.matches("autocast: CPU autocast in this libtorch build .* supports .*torch%.bfloat16.*, got " .. tostring(d):gsub("%.", "%%."), err)
     end
-    if torch.libtorch_version:match("^1%.") then
-      local ok, err = pcall(torch.autocast, "cpu", noop, { dtype = torch.float16 })
-      assert.is_false(ok)
-      assert.matches("supports only torch%.bfloat16, got torch%.float16", err)
-    end
     assert.is_false(torch.is_autocast_cpu_enabled())
     assert.are.equal(torch.bfloat16, torch.get_autocast_cpu_dtype())
+  end)
+
+  it("takes float16 on the CPU exactly where this libtorch does (asked of PyTorch on the same libtorch)", function()
+    -- libtorch's own CPU autocast setter rejects float16 before the release that added it
+    -- (1.13 does); ltorch asks that setter instead of guessing the version.
+    local pytorch_takes_it = pytorch.run [[
+try:
+    torch.set_autocast_cpu_dtype(torch.float16)
+    print(json.dumps(True))
+except RuntimeError:
+    print(json.dumps(False))
+]]
+    local release = "^(%d+%.%d+)"   -- the same libtorch (Debian's python3-torch says 1.13.0a0)
+    assert.are.equal(torch.libtorch_version:match(release), pytorch.run([[print(json.dumps(torch.__version__))]]):match(release))
+    local ok, result = pcall(torch.autocast, "cpu", function()
+      return torch.ones(4, 4):matmul(torch.ones(4, 4)), torch.get_autocast_cpu_dtype()
+    end, { dtype = torch.float16 })
+    assert.are.equal(pytorch_takes_it, ok, tostring(result))
+    if ok then
+      assert.are.equal(torch.float16, result.dtype)
+    else
+      assert.matches("supports only torch%.bfloat16, got torch%.float16", result)
+    end
+    assert.is_false(torch.is_autocast_cpu_enabled())
+    assert.are.equal(torch.bfloat16, torch.get_autocast_cpu_dtype())   -- the probe put it back
   end)
 
   it("blames the caller's line", function()
