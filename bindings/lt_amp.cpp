@@ -167,8 +167,8 @@ int lt_autocast_enter(int device_type, int enabled, int dtype, int cache_enabled
   prev->enabled = is_enabled(d) ? 1 : 0;
   prev->dtype = static_cast<int>(get_dtype(d));
   prev->cache_enabled = at::autocast::is_autocast_cache_enabled() ? 1 : 0;
+  set_dtype(d, target);   // first: where libtorch rejects the dtype, nothing has changed yet
   set_enabled(d, enabled != 0);
-  set_dtype(d, target);
   at::autocast::increment_nesting();
   if (cache_enabled >= 0) at::autocast::set_autocast_cache_enabled(cache_enabled != 0);
   LT_CATCH
