@@ -64,9 +64,9 @@ extern "C" int32_t lt_slab_claim(lt_slab *slab) {
   if (slab->nfree > 0) {
     slot = slab->free_slots[--slab->nfree];
   } else {
-    if (slab->top >= slab->capacity &&
-        !resize(slab, slab->capacity < kMinCapacity ? kMinCapacity : slab->capacity * 2)) {
-      return 0;
+    if (slab->top >= slab->capacity) {
+      if (slab->capacity > INT32_MAX / 2) return 0;   // a billion live tensors: no int32 slot left
+      if (!resize(slab, slab->capacity < kMinCapacity ? kMinCapacity : slab->capacity * 2)) return 0;
     }
     slot = ++slab->top;
   }

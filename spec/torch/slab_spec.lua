@@ -8,7 +8,8 @@
   its mark (the claim clears it); the top drops past free slots at the end and the lowest free
   slot is handed out first; x:free()'s release frees the slot only if it still holds the handle;
   a burst's arrays shrink back; out-of-range marks and stores are ignored; close releases
-  everything and leaves an empty slab that works again; lt_slab_check sees broken invariants.
+  everything and leaves an empty slab that works again; a claim past int32's slots gives 0;
+  lt_slab_check sees broken invariants.
 
   Run:  build/ltorch /usr/bin/busted spec/torch/slab_spec.lua
 ]]
@@ -151,6 +152,16 @@ describe("the slab of tensor handles (C)", function()
     assert.are.equal(0, slab.top)
     assert.are.equal(0, slab.capacity)
     assert.are.equal(1, put(slab))
+    assert.are.equal(0, C.lt_slab_check(slab))
+  end)
+
+  it("a claim that cannot add a slot gives 0 and changes nothing", function()
+    put(slab)
+    local top, capacity = slab.top, slab.capacity
+    slab.top, slab.capacity = 2 ^ 30 + 1, 2 ^ 30 + 1   -- full, and doubling would pass int32
+    assert.are.equal(0, C.lt_slab_claim(slab))
+    assert.are.equal(2 ^ 30 + 1, slab.top)
+    slab.top, slab.capacity = top, capacity   -- back, before close walks the arrays
     assert.are.equal(0, C.lt_slab_check(slab))
   end)
 
