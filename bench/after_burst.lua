@@ -8,13 +8,14 @@
   torch.collect() trims the malloc heap. Before that, every later sweep and collection walked
   the burst's high-water mark: 2.2-2.6 us per op instead of 0.5-0.57.
 
-  Run:  taskset -c 0 build/ltorch bench/after_burst.lua [N]      (N: the burst, default 200000)
+  Run:  taskset -c 0 build/ltorch bench/after_burst.lua [N] [OPS]   (N: the burst, default 200000;
+                                                                  OPS: adds per timing, 200000)
   Prints: the two timings, and the slab's top slot and capacity after the burst.
 ]]
 local torch = require "torch"
 
 local BURST = tonumber(arg[1] or 200000)
-local OPS = 200000
+local OPS = tonumber(arg[2] or 200000)
 local a, b = torch.randn(10), torch.randn(10)
 
 local function adds()

@@ -3,7 +3,7 @@
   10-element add through successively more of the Lua layer, best of 5 runs of 100,000 each,
   µs per op (process CPU time). Used to find what to optimise (docs/PERFORMANCE.md).
 
-  Run: build/ltorch bench/dispatch_breakdown.lua
+  Run: build/ltorch bench/dispatch_breakdown.lua [ops=100000]   (ops per timed run)
     raw+free        C.lt_binary + lt_tensor_free at once: the libtorch op + bindings, no Lua object
     ref(luafin)     + a finalizable cdata per result whose __gc is a Lua function (the first design)
     ref(cfin)       + the same with __gc = lt_tensor_free itself (the second design)
@@ -30,7 +30,7 @@ end })
 local RefCFin = ffi.metatype("bench_ref_cf", { __gc = ffi.cast("void (*)(bench_ref_cf)", C.lt_tensor_free) })
 
 local a, b = torch.randn(10), torch.randn(10)
-local n = 100000
+local n = tonumber(arg and arg[1] or 100000)
 local out = _C.TensorOut()
 local function t(name, fn)
   fn()

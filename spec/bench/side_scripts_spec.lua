@@ -1,0 +1,86 @@
+--[[
+  spec/bench/side_scripts_spec.lua — the diagnostic benchmarks beside bench/run.lua (the ones
+  docs/PERFORMANCE.md quotes figures from) still run and print what their headers promise, at
+  tiny sizes: after_burst, dispatch_breakdown, first_steps, memory_trace, varying_shapes, and
+  make_image_folder + data_pipeline. Only the output's shape and that figures are numbers are
+  checked (and that the slab is back to a small top after the burst); no timing is asserted.
+
+  Run:  build/ltorch /usr/bin/busted spec/bench/side_scripts_spec.lua   (~15 s)
+]]
+local BIN = os.getenv("LTORCH_BIN") or (arg and arg[-1]) or "build/ltorch"
+
+-- Runs a bench script with arguments (and an optional environment prefix); returns its stdout
+-- and stderr together, and whether it exited 0.
+local function run(script_and_args, env)
+  local p = assert(io.popen(("%s%s bench/%s 2>&1; echo \"exit=$?\""):format(env or "", BIN, script_and_args)))
+  local out = p:read("*a")
+  p:close()
+  local code = out:match("exit=(%d+)%s*$")
+  return out:gsub("exit=%d+%s*$", ""), code == "0"
+end
+
+describe("bench side scripts at tiny sizes", function()
+  it("after_burst.lua times the loop before and after a burst, and the slab is small again", function()
+    local out, ok = run("after_burst.lua 5000 2000")
+    assert.is_true(ok, out)
+    local before = out:match("a %+ b before the burst: ([%d.]+) us/op")
+    local after, top, capacity = out:match("a %+ b after a burst of 5000 tensors: ([%d.]+) us/op %(slab top (%d+), capacity (%d+)%)")
+    assert.is_truthy(before, out)
+    assert.is_truthy(after, out)
+    assert.is_true(tonumber(before) > 0 and tonumber(after) > 0, out)
+    assert.is_true(tonumber(top) < 5000 and tonumber(capacity) < 8192, out)
+  end)
+
+  it("dispatch_breakdown.lua prints every variant in microseconds per op", function()
+    local out, ok = run("dispatch_breakdown.lua 300")
+    assert.is_true(ok, out)
+    for _, name in ipairs({ "raw%+free", "ref%(luafin%)", "ref%(cfin%)", "raw%+wrap", "a:add%(b%)", "a%+b", "a%+b free",
+                            "big%[3%]", "matmul", "mul" }) do
+      assert.is_truthy(out:match("\n?" .. name .. "%s+[%d.]+ us/op"), name .. " missing in:\n" .. out)
+    end
+  end)
+
+  it("first_steps.lua prints one CPU time per step", function()
+    local out, ok = run("first_steps.lua 3")
+    assert.is_true(ok, out)
+    local times = out:match("ltorch ms/step%s+([%d.%s]+)")
+    assert.is_truthy(times, out)
+    local n = 0
+    for v in times:gmatch("[%d.]+") do n = n + 1; assert.is_true(tonumber(v) > 0, out) end
+    assert.are.equal(3, n, out)
+  end)
+
+  it("memory_trace.lua prints a header and one row per 1,000 steps", function()
+    local out, ok = run("memory_trace.lua 2000")
+    assert.is_true(ok, out)
+    assert.is_truthy(out:match("step%s+rss_kb%s+lua_kb%s+live_bytes%s+allocations"), out)
+    local rows = 0
+    for step, rss in out:gmatch("\n(%d+)%s+(%d+)%s+[%d.]+%s+%d+%s+%d+") do
+      rows = rows + 1
+      assert.are.equal(rows * 1000, tonumber(step))
+      assert.is_true(tonumber(rss) > 0)
+    end
+    assert.are.equal(2, rows, out)
+  end)
+
+  it("varying_shapes.lua reports its time, the cache and the peak RSS", function()
+    local out, ok = run("varying_shapes.lua 20")
+    assert.is_true(ok, out)
+    assert.is_truthy(out:match("varying shapes: 20 iterations in [%d.]+ s CPU, [%d.]+ MB kept for reuse, peak RSS %d+ kB"), out)
+  end)
+
+  it("make_image_folder.lua + data_pipeline.lua give images/s for 0, 1 and 2 workers", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    local made, made_ok = run(("make_image_folder.lua %s 64"):format(dir))
+    assert.is_true(made_ok, made)
+    local out, ok = run("data_pipeline.lua 1", ("LTORCH_BENCH_IMAGES=%s "):format(dir))
+    os.execute("rm -rf " .. dir)
+    assert.is_true(ok, out)
+    for workers = 0, 2 do
+      local rate = out:match("ltorch num_workers=" .. workers .. "%s+([%d.]+) images/s")
+      assert.is_truthy(rate, out)
+      assert.is_true(tonumber(rate) > 0, out)
+    end
+  end)
+end)
