@@ -12,6 +12,9 @@
     a:add(b), a+b   the public paths (argument checks, metamethod)
     a+b free        a + b with r:free() at once
     big[3], matmul, mul   the other dispatch workloads through the public paths
+    sel raw+free, sel raw+wrap, sel batch   big[3]'s select (a view) the same ways: released at
+                    once; wrapped; and released in batches of 1,024 without any Lua object (the
+                    order the slab's sweep frees in), to tell the batch's cost from the ref's
 ]]
 local torch = require "torch"
 local ffi = require "ffi"
@@ -60,6 +63,22 @@ t("a+b", function() for _ = 1, n do local _ = a + b end end)
 t("a+b free", function() for _ = 1, n do local r = a + b; r:free() end end)
 local big = torch.randn(16, 8)
 t("big[3]", function() for _ = 1, n do local _ = big[3] end end)
+t("sel raw+free", function() for _ = 1, n do C.lt_select(out, big.h, 0, 3); C.lt_tensor_free(out[0]) end end)
+t("sel raw+wrap", function() for _ = 1, n do C.lt_select(out, big.h, 0, 3); local _ = memory.wrap(out[0]) end end)
+local batch = ffi.new("lt_tensor*[1024]")
+t("sel batch", function()
+  local k = 0
+  for _ = 1, n do
+    C.lt_select(out, big.h, 0, 3)
+    batch[k] = out[0]
+    k = k + 1
+    if k == 1024 then
+      for j = 0, 1023 do C.lt_tensor_free(batch[j]) end
+      k = 0
+    end
+  end
+  for j = 0, k - 1 do C.lt_tensor_free(batch[j]) end
+end)
 local m = torch.randn(8, 8)
 t("matmul", function() for _ = 1, n do local _ = m:matmul(m) end end)
 t("mul", function() for _ = 1, n do local _ = a * b end end)

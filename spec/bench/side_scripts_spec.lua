@@ -35,7 +35,7 @@ describe("bench side scripts at tiny sizes", function()
     local out, ok = run("dispatch_breakdown.lua 300")
     assert.is_true(ok, out)
     for _, name in ipairs({ "raw%+free", "ref%(luafin%)", "ref%(cfin%)", "raw%+wrap", "a:add%(b%)", "a%+b", "a%+b free",
-                            "big%[3%]", "matmul", "mul" }) do
+                            "big%[3%]", "sel raw%+free", "sel raw%+wrap", "sel batch", "matmul", "mul" }) do
       assert.is_truthy(out:match("\n?" .. name .. "%s+[%d.]+ us/op"), name .. " missing in:\n" .. out)
     end
   end)
