@@ -112,8 +112,7 @@ extern "C" int32_t lt_slab_sweep(lt_slab *slab) {
   }
   slab->nfree = nfree;
   int32_t capacity = slab->capacity;
-  while (capacity > kMinCapacity && capacity >= 4 * top) capacity /= 2;
-  if (capacity < kMinCapacity) capacity = kMinCapacity;
+  while (capacity > kMinCapacity && capacity >= 4 * top) capacity /= 2;   // powers of two from 1,024
   if (capacity < slab->capacity) resize(slab, capacity);   // on failure the big arrays stay
   return released;
 }

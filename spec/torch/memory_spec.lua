@@ -76,6 +76,14 @@ describe("torch memory accounting", function()
   end)
 end)
 
+-- Runs a Lua chunk in a fresh ltorch process (`ltorch -e`); returns its stdout and stderr.
+local function run_fresh(script)
+  local p = assert(io.popen((arg and arg[-1] or "build/ltorch") .. " -e '" .. script:gsub("'", "'\\''") .. "' 2>&1"))
+  local out = p:read("*a")
+  p:close()
+  return out
+end
+
 describe("handle release through the slab (no finalizer per tensor)", function()
   before_each(function() torch.collect() end)
   local function handles() return torch.memory_stats().live_handles end
@@ -240,9 +248,7 @@ describe("handle release through the slab (no finalizer per tensor)", function()
       end
       io.write(made, " ", worst, " ", bad, " ", S.top)
     ]=]
-    local p = assert(io.popen((arg and arg[-1] or "build/ltorch") .. " -e '" .. script:gsub("'", "'\\''") .. "' 2>&1"))
-    local out = p:read("*a")
-    p:close()
+    local out = run_fresh(script)
     local made, worst, bad, top = out:match("^(%d+) (%-?%d+) (%d+) (%d+)$")
     assert.is_truthy(made, out)
     assert.is_true(tonumber(made) > 0, out)
@@ -303,9 +309,7 @@ describe("handle release through the slab (no finalizer per tensor)", function()
       local released = count(function() for _ = 1, 40000 do (a + b):free() end end)
       io.write(dropped, " ", released)
     ]=]
-    local p = assert(io.popen((arg and arg[-1] or "build/ltorch") .. " -e '" .. script:gsub("'", "'\\''") .. "' 2>&1"))
-    local out = p:read("*a")
-    p:close()
+    local out = run_fresh(script)
     local dropped, released = out:match("^(%d+) (%d+)$")
     assert.is_truthy(dropped, out)
     dropped, released = tonumber(dropped), tonumber(released)
