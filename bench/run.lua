@@ -20,7 +20,7 @@
              GLIBC_TUNABLES, so the comparison is of the front ends over one engine and one
              allocator setting; `default`: they run with glibc's defaults (as users run them)
     --device `cuda`: workloads 2-4 (mlp, cnn, transformer; the default --only there) on the GPU,
-             ltorch beside PyTorch (BENCH_PYTHON, default /usr/bin/python3), wall time between
+             ltorch beside PyTorch (BENCH_PYTHON, default the setup's .venv/bin/python), wall time between
              two synchronizes, the transformer at its full 4 layers and batch 32; no C++ column
              and no pinning (the GPU machine runs bench/gpu/check.sh, which builds ltorch
              against that machine's PyTorch libtorch)
@@ -66,7 +66,7 @@ end
 
 local root = (arg[0]:match("^(.*)/bench/run%.lua$")) or "."
 local LTORCH = os.getenv("LTORCH_BIN") or (root .. "/build/ltorch")
-local PYTHON = os.getenv("BENCH_PYTHON") or "/usr/bin/python3"
+local PYTHON = os.getenv("BENCH_PYTHON") or (root .. "/.venv/bin/python")
 local CPP = root .. "/build/bench_workloads_cpp"
 local CPP_SRC = root .. "/bench/workloads.cpp"
 
@@ -109,8 +109,8 @@ do
     io.stderr:write("bench: ", CPP, " missing or stale and BENCH_NO_CPP_BUILD is set: C++ column is n/a\n")
   else
     io.stderr:write("bench: compiling ", CPP_SRC, " (about a minute)\n")
-    local out, ok = sh(("g++ -O2 -std=c++17 %s -o %s -I/usr/include/torch/csrc/api/include -ltorch -ltorch_cpu -lc10 -l:libz.so.1")
-      :format(q(CPP_SRC), q(CPP)))
+    -- The CMake target links the libtorch ltorch itself is built against (CMakeLists.txt).
+    local out, ok = sh(("cmake --build %s --target bench_workloads_cpp"):format(q(root .. "/build")))
     cpp_ok = ok and mtime(CPP) ~= nil
     if not cpp_ok then io.stderr:write("bench: C++ build failed, C++ column is n/a\n", out:sub(1, 2000), "\n") end
   end
@@ -317,6 +317,24 @@ for _, row in ipairs(rows) do
   end
 end
 add("")
+
+-- Model FLOPs utilisation of the transformer step on the GPU. Per token and layer, forward:
+-- QKV and output projections 8·d², feed-forward 4·d·ff, scores and weighted values 4·seq·d;
+-- training = 3× forward (backward twice the forward). Against BENCH_PEAK_TFLOPS (default 67:
+-- the H200's dense float32 peak without tensor cores; PyTorch's default float32 matmul does not
+-- use TF32).
+if on_gpu and wanted("transformer") then
+  local d, ff, seq, layers = 256, 512, 128, 4
+  local flops_per_token = 3 * layers * (8 * d * d + 4 * d * ff + 4 * seq * d)
+  local peak = tonumber(os.getenv("BENCH_PEAK_TFLOPS")) or 67
+  local function mfu(impl)
+    local tps = med(impl, "transformer_tokens_per_s")
+    return tps and ("%.1f %%"):format(100 * tps * flops_per_token / (peak * 1e12)) or "n/a"
+  end
+  add(("Transformer MFU (%.2f MFLOP per token trained, peak %g TFLOPS): ltorch %s, PyTorch %s."):format(
+    flops_per_token / 1e6, peak, mfu("ltorch"), mfu("PyTorch")))
+  add("")
+end
 -- One line per workload: what runs (counts at this --scale).
 local function cnt(n, lo) return math.max(lo or 1, math.floor(n * opts.scale + 0.5)) end
 -- The workloads' warm-up: max(n/10, 10 at this --scale) calls before the timed ones.

@@ -1,9 +1,8 @@
 // bench/workloads.cpp — the plain C++ (libtorch) side of the side-by-side benchmark; the same
 // workloads, sizes, counts and output format as bench/workloads.lua (see there).
-// Build (bench/run.lua does it when the binary is missing or older than this file):
-//   g++ -O2 -std=c++17 bench/workloads.cpp -o build/bench_workloads_cpp \
-//     -I/usr/include/torch/csrc/api/include -ltorch -ltorch_cpu -lc10 \
-//     -l:libz.so.1    (zlib, for the gzipped IDX files of the epoch mode)
+// Build (bench/run.lua does it when the binary is missing or older than this file), against the
+// same libtorch as ltorch, with zlib for the gzipped IDX files of the epoch mode:
+//   cmake --build build --target bench_workloads_cpp
 // Run:  build/bench_workloads_cpp MODE [SCALE]
 // The epoch mode is recipes/train_classifier.lua's default config written as a C++ user would:
 // gzipped IDX read with zlib straight into uint8 tensors, the same seeded split, scaling and

@@ -148,6 +148,15 @@ int lt_cuda_synchronize(int index);
 int lt_cuda_current_device(int *out);
 int lt_cuda_set_device(int index);
 int lt_cuda_manual_seed(uint64_t seed, int index, int all);
+/* What the CUDA build carries (lt_cuda.cpp): each 0 when absent; no device needed. */
+int lt_cuda_build_info(int *built, int64_t *cudart, int64_t *cudnn, int64_t *cudnn_runtime, int64_t *nccl);
+/* The CUDA caching allocator (all 0 / no-ops until it has allocated, as in PyTorch): 1 if it
+   has, then allocated, reserved, active bytes and allocation count (current, peak each),
+   segments, allocation retries, out-of-memory errors. */
+enum { LT_CUDA_MEMORY_STATS = 12 };
+int lt_cuda_memory_stats(int index, int64_t *out);
+int lt_cuda_reset_peak_memory_stats(int index);
+int lt_cuda_empty_cache(void);
 int lt_has_backend(int device_type, int *out);
 int lt_dtype_is_floating(int dtype, int *out);
 int lt_dtype_item_size(int dtype, int *out);

@@ -1,7 +1,7 @@
 /*
  * lt_runtime.cpp — the process-wide parts of the C ABI: the per-thread error slot, versions,
  * the counting CPU allocator behind lt_memory(), the release queue for wrapped foreign memory,
- * seeding and thread count, devices and dtypes.
+ * seeding and thread count, devices and dtypes (CUDA device control is lt_cuda.cpp).
  *
  * Memory accounting: ltorch installs a CPU allocator that wraps libtorch's default one and keeps
  * a 64-byte header in front of each block (size + the inner allocation's context and deleter),
@@ -15,11 +15,9 @@
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
-#include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/ScalarType.h>
-#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Logging.h>
 #include <torch/csrc/api/include/torch/version.h>
 
@@ -369,63 +367,6 @@ int lt_has_backend(int device_type, int *out) {
     case c10::DeviceType::CUDA: *out = at::hasCUDA() ? 1 : 0; break;
     case c10::DeviceType::MPS: *out = at::hasMPS() ? 1 : 0; break;
     default: *out = 0;
-  }
-  LT_CATCH
-}
-
-int lt_cuda_device_count(int *out) {
-  LT_TRY
-  *out = at::hasCUDA() ? static_cast<int>(at::getNumGPUs()) : 0;
-  LT_CATCH
-}
-
-namespace {
-
-/* A CUDA device index to act on: `index` itself, or the current device for -1. Only through
-   device-generic interfaces (the CUDA hooks, the device guard registry), so this file compiles
-   against CPU-only and CUDA libtorch alike, 1.13 and 2.x. */
-c10::DeviceIndex cuda_index(int index, const char *what) {
-  if (!at::hasCUDA())
-    throw lt::ValueError(std::string(what) + ": " + lt::build_name() + " has no CUDA support or sees no CUDA device");
-  int64_t count = static_cast<int64_t>(at::getNumGPUs());
-  if (index < -1 || index >= count)
-    throw lt::ValueError(std::string(what) + ": invalid CUDA device index " + std::to_string(index) + " (" +
-                         std::to_string(count) + " CUDA device(s) visible)");
-  if (index == -1) return c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getDevice().index();
-  return static_cast<c10::DeviceIndex>(index);
-}
-
-}  // namespace
-
-int lt_cuda_synchronize(int index) {
-  LT_TRY
-  at::detail::getCUDAHooks().deviceSynchronize(cuda_index(index, "cuda.synchronize"));
-  LT_CATCH
-}
-
-int lt_cuda_current_device(int *out) {
-  LT_TRY
-  *out = cuda_index(-1, "cuda.current_device");
-  LT_CATCH
-}
-
-int lt_cuda_set_device(int index) {
-  LT_TRY
-  if (index < 0) throw lt::ValueError("cuda.set_device: invalid CUDA device index " + std::to_string(index));
-  c10::DeviceIndex i = cuda_index(index, "cuda.set_device");
-  c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->setDevice(c10::Device(c10::DeviceType::CUDA, i));
-  LT_CATCH
-}
-
-/* Seeds one CUDA device's default generator (-1: the current device), or every one (all != 0). */
-int lt_cuda_manual_seed(uint64_t seed, int index, int all) {
-  LT_TRY
-  c10::DeviceIndex first = cuda_index(all ? 0 : index, all ? "cuda.manual_seed_all" : "cuda.manual_seed");
-  c10::DeviceIndex last = all ? static_cast<c10::DeviceIndex>(at::getNumGPUs() - 1) : first;
-  for (c10::DeviceIndex i = first; i <= last; ++i) {
-    auto gen = at::globalContext().defaultGenerator(c10::Device(c10::DeviceType::CUDA, i));
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    gen.set_current_seed(seed);
   }
   LT_CATCH
 }

@@ -1,9 +1,9 @@
 --[[
   tools/gen_ops.lua — generates ltorch's op surface from libtorch's own schema.
 
-  Reads native_functions.yaml (Debian's python3-torch ships the one matching libtorch-dev under
-  /usr/lib/python3/dist-packages/torchgen/packaged/ATen/native/; a PyTorch 2.x install has it at
-  torchgen/packaged/ATen/native/ inside its site-packages) and writes:
+  Reads native_functions.yaml (PyTorch ships the one matching its libtorch at
+  torchgen/packaged/ATen/native/ inside its site-packages; by default, that of the PyTorch in the
+  setup's .venv, the libtorch ltorch is built against) and writes:
     lua/torch/_gen/ops.lua   every bindable overload: its func line, variants, python module, one
                              line each in one string; the runtime (torch._dispatch) finds and
                              parses a name's entries on first use and calls them through the
@@ -18,14 +18,21 @@
 package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
 local schema = require "torch._schema"
 
-local DEFAULT_YAML = "/usr/lib/python3/dist-packages/torchgen/packaged/ATen/native/native_functions.yaml"
-local yaml_path = arg[1] or DEFAULT_YAML
+-- The .venv PyTorch's schema (scripts/setup.sh makes .venv).
+local function default_yaml()
+  local p = io.popen([[.venv/bin/python -c 'import os, torchgen; print(os.path.join(os.path.dirname(]] ..
+    [[torchgen.__file__), "packaged", "ATen", "native", "native_functions.yaml"))' 2>/dev/null]])
+  local path = p:read("*a"):match("^(%S+)")
+  p:close()
+  return path or ".venv/lib/python3/site-packages/torchgen/packaged/ATen/native/native_functions.yaml"
+end
+local yaml_path = arg[1] or default_yaml()
 local version = arg[2]
 
 local function read(path)
   local f, err = io.open(path, "rb")
   if not f then
-    error("gen_ops: cannot read " .. path .. " (" .. tostring(err) .. "); install Debian's python3-torch, " ..
+    error("gen_ops: cannot read " .. path .. " (" .. tostring(err) .. "); run bash scripts/setup.sh (PyTorch in .venv), " ..
       "or pass the path to a native_functions.yaml", 0)
   end
   local s = f:read("*a")
@@ -34,7 +41,7 @@ local function read(path)
 end
 
 if not version then
-  -- The YAML has no version; the installed python3-torch's version file does.
+  -- The YAML has no version; the PyTorch beside it has (torch/version.py).
   local vf = io.open((yaml_path:gsub("torchgen/packaged/ATen/native/native_functions.yaml$", "torch/version.py")), "r")
   if vf then
     version = vf:read("*a"):match("__version__%s*=%s*'([^']+)'")

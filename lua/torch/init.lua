@@ -93,6 +93,7 @@ torch.collect = memory.collect
 
 torch.__version__ = "0.1.0"
 torch.libtorch_version = ffi.string(C.lt_version())
+require("torch.backends").install(torch)   -- torch.backends.cuda/cudnn, torch.version, torch.cuda's memory
 
 function torch.manual_seed(seed)
   seed = args.int("manual_seed", 1, seed)

@@ -1,7 +1,7 @@
 --[[
   spec/bench/smoke_spec.lua — the benchmark suite's smoke mode: bench/run.lua at tiny sizes
-  (--scale 0.01, one repetition) runs every workload for ltorch, PyTorch (when /usr/bin/python3
-  imports torch) and C++ (when build/bench_workloads_cpp is already built; the spec never compiles
+  (--scale 0.01, one repetition) runs every workload for ltorch, PyTorch (the setup's
+  .venv PyTorch, spec/support/pytorch.lua) and C++ (when build/bench_workloads_cpp is already built; the spec never compiles
   it), and every figure comes out as a number. No timing is asserted.
 
   Workload 5 (epoch: one epoch of recipes/train_classifier.lua's default config) runs at
@@ -14,11 +14,7 @@ describe("bench/run.lua smoke mode", function()
   local output, ok, raw = nil, false, {}
   local out = os.tmpname()
 
-  local function has_pytorch()
-    local p = io.popen("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1; echo $?")
-    local r = p:read("*a"); p:close()
-    return r:match("^0") ~= nil
-  end
+  local pytorch = require "spec.support.pytorch"
   local function has_cpp()
     local p = io.popen("test build/bench_workloads_cpp -nt bench/workloads.cpp && echo yes")
     local r = p:read("*a"); p:close()
@@ -87,7 +83,7 @@ describe("bench/run.lua smoke mode", function()
   it("gives every ltorch figure as a number", function() check("ltorch"); check_epoch("ltorch") end)
 
   it("gives every PyTorch figure as a number (when PyTorch is installed)", function()
-    if not has_pytorch() then pending("/usr/bin/python3 cannot import torch") return end
+    if not pytorch.available() then pending(pytorch.python .. " cannot import torch") return end
     check("PyTorch")
     check_epoch("PyTorch")
   end)

@@ -23,7 +23,8 @@ local gen = require "torch._gen.ops"
 local dispatch = require "torch._dispatch"
 local schema = require "torch._schema"
 
-local YAML = "/usr/lib/python3/dist-packages/torchgen/packaged/ATen/native/native_functions.yaml"
+local pytorch = require "spec.support.pytorch"
+local YAML = pytorch.native_functions_yaml() or "(no PyTorch in .venv)"
 
 local function slurp(path)
   local f = io.open(path, "rb")
@@ -135,7 +136,7 @@ describe("the generated op surface", function()
 
     it("and lua/torch/_gen/ops.lua are what tools/gen_ops.lua generates", function()
       if not io.open(YAML, "rb") then
-        pending("no native_functions.yaml at " .. YAML .. " (python3-torch)")
+        pending("no native_functions.yaml at " .. YAML .. " (PyTorch in .venv: bash scripts/setup.sh)")
         return
       end
       local root = io.popen("pwd"):read("*l")

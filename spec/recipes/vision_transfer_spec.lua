@@ -9,7 +9,7 @@
       and as .safetensors, and replaces the head; phase 1 leaves the frozen backbone (BatchNorm
       statistics included) unchanged;
     - the ResNet-18's state-dict keys, against a list built here by hand (always) and against
-      torchvision's resnet18 (Debian python3-torchvision, when /usr/bin/python3 has it): its
+      torchvision's resnet18 (torchvision 0.26 in the setup's .venv): its
       state dict saved by PyTorch loads with strict keys, and eval-mode outputs on the same
       input agree within 1e-4; a torchvision 1000-class file gets a new 10-class head;
     - bad flags and files: one line, the usage, exit 2, no traceback.
@@ -168,7 +168,7 @@ describe("recipes/resnet.lua", function()
 
   it("loads torchvision's resnet18 with strict keys and matches its eval outputs (tol 1e-4)", function()
     if not pytorch.available() or not pcall(pytorch.run, "import torchvision\nprint(1)") then
-      pending("needs /usr/bin/python3 with torchvision (Debian python3-torchvision)")
+      pending("needs torchvision in " .. pytorch.python .. " (bash scripts/setup.sh installs it)")
       return
     end
     local keys = pytorch.run(([[

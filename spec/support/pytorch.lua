@@ -1,10 +1,12 @@
 -- spec/support/pytorch.lua — run a PyTorch snippet from a spec and get its result back.
 --
--- Why: parity specs compare ltorch against PyTorch itself (Debian's python3-torch).
+-- Why: parity specs compare ltorch against PyTorch itself, on the same libtorch: the
+-- PyTorch 2.11 that scripts/setup.sh installs into the project's virtual environment
+-- (`.venv`, a link to a venv under the user's cache directory) and builds ltorch against.
 --
--- What: `pytorch.run(code)` writes `import torch, json` + code to a temp file, runs it
--- with /usr/bin/python3 (the Debian interpreter that has torch; a pyenv `python3` on
--- PATH may not), and decodes the ONE JSON value the code prints on stdout with
+-- What: `pytorch.python` is that interpreter (`$LTORCH_PYTHON` overrides it; specs that
+-- run Python themselves use it too). `pytorch.run(code)` writes `import torch, json` +
+-- code to a temp file, runs it with `pytorch.python`, and decodes the ONE JSON value the code prints on stdout with
 -- lua-cjson (JSON arrays become 1-based Lua arrays, null becomes cjson.null). A Python
 -- failure raises a Lua error carrying Python's stderr (the exception text).
 -- `pytorch.available()` says whether `import torch` works (cached).
@@ -16,7 +18,10 @@
 
 local cjson = require "cjson"
 
-local M = { python = "/usr/bin/python3" }
+-- The repository root, from this file's own path (spec/support/pytorch.lua).
+local ROOT = (debug.getinfo(1, "S").source:match("^@(.*)/spec/support/[^/]*$") or ".")
+
+local M = { python = os.getenv("LTORCH_PYTHON") or (ROOT .. "/.venv/bin/python") }
 
 local PRELUDE = "import torch, json\n"
 
@@ -60,7 +65,7 @@ function M.run(code)
   if rc ~= 0 then
     local hint = ""
     if stderr:find("No module named 'torch'", 1, true) then
-      hint = "\n(PyTorch is missing: install the Debian package python3-torch)"
+      hint = "\n(PyTorch is missing: run bash scripts/setup.sh, which installs it into .venv)"
     end
     error(string.format("pytorch.run: %s exited with status %d:\n%s%s",
       M.python, rc, stderr, hint), 2)
@@ -71,6 +76,19 @@ function M.run(code)
       tostring(value), stdout), 2)
   end
   return value
+end
+
+-- The native_functions.yaml that this PyTorch's torchgen ships (the schema of its libtorch), or
+-- nil when PyTorch is missing.
+local yaml
+function M.native_functions_yaml()
+  if yaml == nil then
+    local p = io.popen(quote(M.python) .. [[ -c 'import os, torchgen; print(os.path.join(os.path.dirname(]] ..
+      [[torchgen.__file__), "packaged", "ATen", "native", "native_functions.yaml"))' 2>/dev/null]])
+    yaml = (p:read("*a") or ""):match("^(%S+)") or false
+    p:close()
+  end
+  return yaml or nil
 end
 
 local available
