@@ -2,7 +2,8 @@
 # bench/gpu/carry.sh — gathers, on this Debian 12 machine, what bench/gpu/check.sh needs on a GPU
 # machine that has PyTorch but nothing else of ours and no network: the Debian packages of
 # LuaJIT (library and headers), the stb image headers, pkg-config, busted and its Lua modules,
-# and lua-cjson, as .deb files under .gpu_carry/debs (git-ignored; about 1.5 MB).
+# lua-cjson, and the data of the two recipes it runs there (Fashion-MNIST, the fortunes in six
+# languages), as .deb files under .gpu_carry/debs (git-ignored; about 35 MB).
 #
 # check.sh unpacks them into a private prefix (never into /) and points the build, the host and
 # busted at it. They are Debian 12 builds: plain C/Lua against glibc 2.36, so they run on any
@@ -20,6 +21,8 @@ PACKAGES=(
   pkgconf pkgconf-bin libpkgconf3       # CMake finds LuaJIT through pkg-config
   lua-busted lua-cliargs lua-dkjson lua-filesystem lua-luassert lua-mediator lua-penlight
   lua-say lua-system lua-term lua-cjson # busted and what it loads
+  dataset-fashion-mnist                 # the main recipe's data (LTORCH_FASHION_MNIST_DIR there)
+  fortunes fortunes-de fortunes-es fortunes-it fortunes-pl fortunes-br   # the transformer recipe's
 )
 
 rm -rf "$DEST"

@@ -2,7 +2,8 @@
   torch.data.datasets.fortunes — a language-identification corpus from Debian's fortunes files.
 
   Fortunes({languages = {"en", "de", "es", "it", "pl", "pt"} (those installed by default),
-            root = "/usr/share/games/fortunes", max_per_language = nil, min_chars = 1})
+            root = $LTORCH_FORTUNES_DIR or "/usr/share/games/fortunes", max_per_language = nil,
+            min_chars = 1})
     ds:get(i) -> {text (string), label (0-based index into ds.languages)}
     ds.texts, ds.labels (Lua arrays)
   Files: entries separated by a line holding only "%". English: the regular files directly in
@@ -54,7 +55,8 @@ end
 
 function M.new(opts)
   opts = opts or {}
-  local root = opts.root or "/usr/share/games/fortunes"
+  local env = os.getenv("LTORCH_FORTUNES_DIR")
+  local root = opts.root or (env and env ~= "" and env) or "/usr/share/games/fortunes"
   local langs = opts.languages or { "en", "de", "es", "it" }
   local self = setmetatable({ languages = langs, texts = {}, labels = {} }, M)
   for k, lang in ipairs(langs) do
