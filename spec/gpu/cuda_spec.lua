@@ -18,14 +18,16 @@
   linear in the low type, softmax kept in float32, the state restored after the region),
   GradScaler's fused CUDA kernels (clean steps keep the scale, an inf gradient halves it and skips
   the step), a full MLP training step with AdamW on the GPU matching the same steps on the CPU,
-  Module:to("cuda") keeping parameter identity, and a checkpoint of GPU tensors loaded back
-  (to the CPU with map_location).
+  Module:to("cuda") keeping parameter identity, a checkpoint of GPU tensors loaded back
+  (to the CPU with map_location), and the native extension example's kernels (examples/extension,
+  built here with cmake: swish.cu with nvcc where a GPU is seen, else CPU-only) against its CPU
+  kernels, forward and backward (float32 within 1e-5, float64 within 1e-12).
 
   Tolerances: float32 GPU kernels reorder sums (and cuDNN convolutions may use TF32), so values
   are compared with atol/rtol 1e-3 (2e-2 for the convolution); half-precision results are only
   checked for dtype and a loose closeness.
 
-  Run:  build/ltorch /usr/bin/busted spec/gpu/cuda_spec.lua   (pending without a GPU)
+  Run:  build/ltorch /usr/bin/busted spec/gpu/cuda_spec.lua   (pending without a GPU; needs cmake)
 ]]
 local torch = require "torch"
 local nn, F, optim = torch.nn, torch.nn.functional, torch.optim
@@ -276,3 +278,49 @@ for _, DEV in ipairs(DEVICES) do
     end)
   end)
 end
+
+-- examples/extension's swish (a native op behind torch.autograd.Function) on each device, against
+-- the same op on the CPU; spec/autograd/extension_spec.lua checks its build and CPU behaviour.
+describe("the native extension example (examples/extension)", function()
+  local swish, dir
+  setup(function()
+    local root = debug.getinfo(1, "S").source:match("^@(.*)/spec/gpu/") or "."
+    if root:sub(1, 1) ~= "/" then root = os.getenv("PWD") .. "/" .. root end
+    dir = os.tmpname()
+    os.remove(dir)
+    local cuda_off = has_gpu and "" or "-DCMAKE_CUDA_COMPILER="   -- no GPU: skip the nvcc build
+    local p = io.popen(("cmake -S '%s/examples/extension' -B '%s' -DCMAKE_BUILD_TYPE=Release %s && "
+      .. "cmake --build '%s' 2>&1; echo \"rc=$?\""):format(root, dir, cuda_off, dir))
+    local out = p:read("*a")
+    p:close()
+    assert(out:match("rc=0%s*$"), "building the extension failed:\n" .. out)
+    package.path = root .. "/examples/extension/?.lua;" .. package.path
+    swish = require("swish").load(dir .. "/libswish.so")
+  end)
+  teardown(function() if dir then os.execute("rm -rf '" .. dir .. "'") end end)
+
+  for _, DEV in ipairs(DEVICES) do
+    it("on " .. DEV .. ": matches its CPU kernels forward and backward (float32 1e-5, float64 1e-12)", function()
+      if DEV == "cuda" and not swish.has_cuda() then
+        pending("libswish was built without its CUDA kernels: no CUDA toolkit (nvcc) on this machine")
+        return
+      end
+      for _, case in ipairs({ { torch.float32, 1e-5 }, { torch.float64, 1e-12 } }) do
+        local dtype, tol = case[1], case[2]
+        local base = torch.randn(37, 29, { dtype = dtype })
+        local w = torch.randn(29, 37, { dtype = dtype })
+        local xc, xd = base:clone():requires_grad_(), base:to(DEV):requires_grad_()
+        local yc, yd = swish.apply(xc:t()), swish.apply(xd:t())   -- non-contiguous views
+        assert.are.equal(DEV, yd.device.type)
+        ;(yc * w):sum():backward()
+        ;(yd * w:to(DEV)):sum():backward()
+        assert.are.equal(DEV, xd.grad.device.type)
+        assert_close(yd:detach(), yc:detach(), tol, 0, tostring(dtype) .. " forward")
+        assert_close(xd.grad, xc.grad, tol, 0, tostring(dtype) .. " backward")
+      end
+      -- More elements than one CUDA grid (4096 blocks x 256 threads): the grid-stride loop.
+      local big = torch.randn(4096 * 256 * 2 + 3)
+      assert_close(swish.apply(big:to(DEV)), swish.apply(big), 1e-5, 0, "grid-stride forward")
+    end)
+  end
+end)
