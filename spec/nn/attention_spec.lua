@@ -10,7 +10,10 @@
   for q, k, v), encoder-decoder (k is v), three distinct inputs, batch_first, unbatched, bool /
   float / 3-D attn_mask, bool / float key_padding_mask, average_attn_weights = false,
   need_weights = false, kdim / vdim, bias = false, add_bias_kv + add_zero_attn, attention
-  dropout in training mode. Also misuse errors.
+  dropout in training mode; with need_weights = false (PyTorch 2.x's scaled_dot_product_attention
+  path) merged masks, bias_kv / zero_attn, dropout (same RNG stream) and the is_causal hint
+  (with the causal mask, with a key padding mask, with weights, and a wrong hint that PyTorch
+  follows). Also need_weights = false against true, the positional forward, and misuse errors.
 
   One pytorch.run computes every reference. Tolerance: float32, atol 1e-5 + rtol 1e-5.
 
@@ -65,6 +68,21 @@ local CASES = {
     { key_padding_mask = { { 0, NINF, 0, 0.5, -1 }, "float" } } },
   { "need_weights = false", 8, 2, { batch_first = true }, { 2, 3, 8 }, "q", "q", { need_weights = false } },
   { "attention dropout in training mode", 8, 2, { dropout = 0.3 }, { 4, 2, 8 }, "q", "q", {}, true },
+  -- need_weights = false: the scaled_dot_product_attention path
+  { "SDPA path: float 3-D attn_mask, float key_padding_mask, add_bias_kv and add_zero_attn", 6, 2,
+    { add_bias_kv = true, add_zero_attn = true }, { 3, 2, 6 }, { 4, 2, 6 }, "k",
+    { attn_mask = { wave({ 4, 3, 4 }, 1), "float" }, key_padding_mask = { { { 0, 0, NINF, 0 }, { 0, -1, 0, 0 } }, "float" },
+      need_weights = false } },
+  { "SDPA path: attention dropout in training mode", 8, 2, { dropout = 0.3, batch_first = true }, { 2, 4, 8 }, "q", "q",
+    { need_weights = false }, true },
+  { "is_causal hint with the causal mask, need_weights = false (SDPA builds the mask)", 8, 2, { batch_first = true },
+    { 3, 5, 8 }, "q", "q", { attn_mask = { causal(5), "bool" }, is_causal = true, need_weights = false } },
+  { "is_causal hint with a key_padding_mask (the merged mask is used)", 8, 2, {}, { 5, 3, 8 }, "q", "q",
+    { attn_mask = { causal(5), "bool" }, key_padding_mask = { KPM3, "bool" }, is_causal = true, need_weights = false } },
+  { "is_causal hint with need_weights = true (attn_mask is used)", 8, 4, {}, { 5, 2, 8 }, "q", "q",
+    { attn_mask = { causal(5), "bool" }, is_causal = true, average_attn_weights = false } },
+  { "a wrong is_causal hint: the float attn_mask is ignored, as in PyTorch", 8, 2, {}, { 4, 2, 8 }, "q", "q",
+    { attn_mask = { wave({ 4, 4 }, 2), "float" }, is_causal = true, need_weights = false } },
 }
 
 local function pykw(opts)
@@ -114,6 +132,10 @@ end
 
 describe("nn.MultiheadAttention against PyTorch", function()
   local ref
+  local F, warn = torch.nn.functional, nil
+  -- PyTorch warns about a bool key_padding_mask with a float attn_mask; so do we, once (silenced here)
+  setup(function() warn, F._warn = F._warn, function() end end)
+  teardown(function() F._warn = warn end)
   setup(function()
     local code = { PY }
     for i, c in ipairs(CASES) do
@@ -121,6 +143,7 @@ describe("nn.MultiheadAttention against PyTorch", function()
       local fkw = {}
       if f.need_weights ~= nil then fkw.need_weights = f.need_weights end
       if f.average_attn_weights ~= nil then fkw.average_attn_weights = f.average_attn_weights end
+      if f.is_causal ~= nil then fkw.is_causal = f.is_causal end
       local function shp(s) return type(s) == "string" and ("'" .. s .. "'") or approx.py(s) end
       code[#code + 1] = ("res.append(case(%d, %d, %d, dict(%s), %s, %s, %s, %s, %s, dict(%s), %s))"):format(i, c[2], c[3],
         pykw(c[4]), shp(c[5]), shp(c[6]), shp(c[7]), pymask(f.key_padding_mask), pymask(f.attn_mask), pykw(fkw),
@@ -157,7 +180,7 @@ describe("nn.MultiheadAttention against PyTorch", function()
       local v = c[7] == "q" and q or c[7] == "k" and k or T(r.v):requires_grad_()
       local f = c[8]
       local out, w = m(q, k, v, { key_padding_mask = mask(f.key_padding_mask), attn_mask = mask(f.attn_mask),
-        need_weights = f.need_weights, average_attn_weights = f.average_attn_weights })
+        need_weights = f.need_weights, average_attn_weights = f.average_attn_weights, is_causal = f.is_causal })
       approx.check(out, r.out, TOL)
       local loss = out:pow(2):sum()
       if r.w == nil or r.w == require("cjson").null then
@@ -173,6 +196,43 @@ describe("nn.MultiheadAttention against PyTorch", function()
       for n, p in ipairs(m:parameters()) do approx.check(p.grad, r.gparams[n], TOL) end
     end)
   end
+end)
+
+describe("nn.MultiheadAttention behaviour", function()
+  local function masks(L, N)
+    local kpm = torch.zeros(N, L, { dtype = torch.bool })
+    kpm[0][L - 1] = true
+    return torch.tensor(causal(L), { dtype = torch.bool }), kpm
+  end
+
+  it("need_weights = false (SDPA) gives need_weights = true's output (atol 1e-6 + rtol 1e-5)", function()
+    torch.manual_seed(3)
+    local m = nn.MultiheadAttention(8, 2)
+    local x, y = torch.randn(5, 3, 8), torch.randn(6, 3, 8)
+    local am, kpm = masks(5, 3)
+    for _, opts in ipairs({ {}, { attn_mask = am }, { attn_mask = am, key_padding_mask = kpm },
+      { attn_mask = am, is_causal = true }, { key_padding_mask = kpm } }) do
+      local with = m(x, x, x, opts)
+      opts.need_weights = false
+      local without, w = m(x, x, x, opts)
+      assert.is_nil(w)
+      approx.check(without, with:tolist(), { atol = 1e-6, rtol = 1e-5 })
+    end
+    local kv_mask = torch.zeros(3, 6, { dtype = torch.bool })
+    kv_mask[1][2] = true
+    approx.check(m(x, y, y, { key_padding_mask = kv_mask, need_weights = false }),
+      m(x, y, y, { key_padding_mask = kv_mask }):tolist(), { atol = 1e-6, rtol = 1e-5 })
+  end)
+
+  it("takes the options positionally, in PyTorch's order", function()
+    local m = nn.MultiheadAttention(8, 2)
+    local x = torch.randn(5, 3, 8)
+    local am, kpm = masks(5, 3)
+    local a, wa = m(x, x, x, kpm, true, am, false, true)
+    local b, wb = m(x, x, x, { key_padding_mask = kpm, attn_mask = am, average_attn_weights = false, is_causal = true })
+    approx.check(a, b:tolist(), 0)
+    approx.check(wa, wb:tolist(), 0)
+  end)
 end)
 
 describe("nn.MultiheadAttention misuse", function()
@@ -212,6 +272,31 @@ describe("nn.MultiheadAttention misuse", function()
       { key_padding_mask = torch.zeros(3, { dtype = torch.bool }) })
     fails(NAME .. "only bool and floating types of key_padding_mask are supported, got torch.int64", m, x, x, x,
       { key_padding_mask = torch.zeros(3, 5, { dtype = torch.int64 }) })
+  end)
+
+  it("requires attn_mask with the is_causal hint, and boolean flags", function()
+    local m, x = nn.MultiheadAttention(8, 2), torch.randn(5, 3, 8)
+    fails(NAME .. "Need attn_mask if specifying the is_causal hint. You may use the Transformer module method "
+      .. "`generate_square_subsequent_mask` to create this mask.", m, x, x, x, { is_causal = true })
+    fails(NAME .. "Need attn_mask if specifying the is_causal hint", m, x, x, x, { is_causal = true, need_weights = false })
+    fails(NAME .. "is_causal must be a boolean, got number", m, x, x, x, { attn_mask = torch.zeros(5, 5), is_causal = 1 })
+    fails(NAME .. "unknown option 'causal'", m, x, x, x, { causal = true })
+  end)
+
+  it("rejects uint8 and integer attn_masks, as PyTorch 2.x does", function()
+    local m, x = nn.MultiheadAttention(8, 2), torch.randn(5, 3, 8)
+    fails(NAME .. "only bool and floating types of attn_mask are supported, got torch.uint8", m, x, x, x,
+      { attn_mask = torch.zeros(5, 5, { dtype = torch.uint8 }) })
+    fails(NAME .. "only bool and floating types of attn_mask are supported, got torch.int64", m, x, x, x,
+      { attn_mask = torch.zeros(5, 5, { dtype = torch.int64 }) })
+  end)
+
+  it("blames the caller's line", function()
+    local m, x = nn.MultiheadAttention(8, 2), torch.randn(5, 3, 8)
+    local line = debug.getinfo(1, "l").currentline + 1
+    local ok, err = pcall(function() local y = m(x, x, x, { is_causal = true }); return y end)
+    assert.is_false(ok)
+    assert.is_truthy(tostring(err):find("attention_spec.lua:" .. line .. ": ", 1, true), tostring(err))
   end)
 
   it("rejects an embed_dim that num_heads does not divide", function()

@@ -11,8 +11,10 @@
   sum of squares after LayerNorm would be nearly constant). Cases: post-norm / pre-norm
   (norm_first), relu / gelu, batch_first, unbatched, bool / float src_mask and
   src_key_padding_mask, layer_norm_eps, PyTorch's defaults (dim_feedforward 2048) in eval
-  mode, dropout in training mode, TransformerEncoder with and without a final norm. Also deep
-  copy independence, a Module activation's repr, the positional mask, and misuse errors.
+  mode, dropout in training mode, TransformerEncoder with and without a final norm; the
+  is_causal hint (layer: with the causal mask, with key padding; encoder: true, false, nil =
+  detected from a causal bool mask, and a wrong hint PyTorch follows). Also deep copy
+  independence, a Module activation's repr, positional arguments, and misuse errors.
 
   One pytorch.run computes every reference. Tolerance: float32, atol 1e-5 + rtol 1e-4 (two
   or three stacked layers; results are usually bitwise equal).
@@ -51,8 +53,17 @@ end
 
 local KPM3 = { { F_, F_, F_, F_, T_ }, { F_, F_, F_, T_, T_ }, { F_, F_, F_, F_, F_ } }
 
+local function float_causal(n)   -- nn.Transformer.generate_square_subsequent_mask(n) as a table
+  local m = {}
+  for i = 1, n do
+    m[i] = {}
+    for j = 1, n do m[i][j] = j > i and NINF or 0 end
+  end
+  return m
+end
+
 --[[ {name, "layer" | "encoder", d_model, nhead, layer opts, num_layers, final norm?, src shape,
-      src_mask {values, "bool"|"float"}, src_key_padding_mask {...}, train} ]]
+      src_mask {values, "bool"|"float"}, src_key_padding_mask {...}, train, is_causal} ]]
 local CASES = {
   { "layer: post-norm relu, causal bool src_mask, bool key padding", "layer", 16, 4, { dim_feedforward = 32, dropout = 0 },
     nil, false, { 5, 3, 16 }, { causal(5), "bool" }, { KPM3, "bool" } },
@@ -69,6 +80,17 @@ local CASES = {
   { "encoder: 3 pre-norm batch_first layers, dropout in training mode", "encoder", 8, 2,
     { dim_feedforward = 16, dropout = 0.1, batch_first = true, norm_first = true }, 3, false, { 2, 5, 8 },
     { causal(5), "bool" }, nil, true },
+  { "layer: is_causal with the causal float mask, pre-norm batch_first", "layer", 8, 2,
+    { dim_feedforward = 16, dropout = 0, batch_first = true, norm_first = true }, nil, false, { 2, 5, 8 },
+    { float_causal(5), "float" }, nil, false, true },
+  { "layer: is_causal with the causal bool mask and bool key padding (merged mask)", "layer", 16, 4,
+    { dim_feedforward = 32, dropout = 0 }, nil, false, { 5, 3, 16 }, { causal(5), "bool" }, { KPM3, "bool" }, false, true },
+  { "encoder: is_causal = true with the float causal mask, dropout in training mode", "encoder", 8, 2,
+    { dim_feedforward = 16, dropout = 0.1 }, 2, true, { 4, 2, 8 }, { float_causal(4), "float" }, nil, true, true },
+  { "encoder: is_causal = false with the causal mask", "encoder", 8, 2, { dim_feedforward = 16, dropout = 0 }, 2, false,
+    { 4, 2, 8 }, { float_causal(4), "float" }, nil, false, false },
+  { "encoder: a wrong is_causal hint (float mask ignored, as in PyTorch)", "encoder", 8, 2,
+    { dim_feedforward = 16, dropout = 0 }, 2, false, { 4, 8 }, { wave({ 4, 4 }, 1), "float" }, nil, false, true },
 }
 
 local function pykw(opts)
@@ -92,7 +114,7 @@ end
 local PY = [==[
 nn = torch.nn
 def L(t): return t.tolist()
-def case(seed, kind, d, h, kw, n, norm, xs, mask, kpm, train):
+def case(seed, kind, d, h, kw, n, norm, xs, mask, kpm, train, ic):
     torch.manual_seed(seed)
     m = nn.TransformerEncoderLayer(d, h, **kw)
     if kind == 'encoder':
@@ -103,8 +125,8 @@ def case(seed, kind, d, h, kw, n, norm, xs, mask, kpm, train):
              params=[L(v) for v in sd.values()], repr=repr(m))
     g = torch.Generator().manual_seed(seed + 1000)
     x = torch.randn(xs, generator=g).requires_grad_()
-    if kind == 'layer': out = m(x, src_mask=mask, src_key_padding_mask=kpm)
-    else: out = m(x, mask=mask, src_key_padding_mask=kpm)
+    if kind == 'layer': out = m(x, src_mask=mask, src_key_padding_mask=kpm, is_causal=bool(ic))
+    else: out = m(x, mask=mask, src_key_padding_mask=kpm, is_causal=ic)
     R = torch.randn(out.shape, generator=g)
     (out * R).sum().backward()
     r.update(x=L(x), R=L(R), out=L(out), gx=L(x.grad), gparams=[L(p.grad) for p in m.parameters()])
@@ -130,12 +152,16 @@ end
 
 describe("nn.TransformerEncoderLayer / nn.TransformerEncoder against PyTorch", function()
   local ref
+  local F, warn = torch.nn.functional, nil
+  -- PyTorch warns about a bool key padding mask with a float mask; so do we, once (silenced here)
+  setup(function() warn, F._warn = F._warn, function() end end)
+  teardown(function() F._warn = warn end)
   setup(function()
     local code = { PY }
     for i, c in ipairs(CASES) do
-      code[#code + 1] = ("res.append(case(%d, '%s', %d, %d, dict(%s), %s, %s, %s, %s, %s, %s))"):format(i, c[2], c[3],
-        c[4], pykw(c[5]), c[6] or "None", c[7] and "True" or "False", approx.py(c[8]), pymask(c[9]), pymask(c[10]),
-        c[11] and "True" or "False")
+      code[#code + 1] = ("res.append(case(%d, '%s', %d, %d, dict(%s), %s, %s, %s, %s, %s, %s, %s))"):format(i, c[2],
+        c[3], c[4], pykw(c[5]), c[6] or "None", c[7] and "True" or "False", approx.py(c[8]), pymask(c[9]), pymask(c[10]),
+        c[11] and "True" or "False", c[12] == nil and "None" or (c[12] and "True" or "False"))
     end
     code[#code + 1] = "res.append(repr(nn.TransformerEncoderLayer(8, 2, 16, activation=nn.GELU())))"
     code[#code + 1] = "print(json.dumps(res))"
@@ -166,7 +192,7 @@ describe("nn.TransformerEncoderLayer / nn.TransformerEncoder against PyTorch", f
       m:load_state_dict(sd)
       local x = T(r.x):requires_grad_()
       local key = c[2] == "layer" and "src_mask" or "mask"
-      local out = m(x, { [key] = mask(c[9]), src_key_padding_mask = mask(c[10]) })
+      local out = m(x, { [key] = mask(c[9]), src_key_padding_mask = mask(c[10]), is_causal = c[12] })
       approx.check(out, r.out, TOL)
       local loss = (out * T(r.R)):sum()
       loss:backward()
@@ -205,6 +231,9 @@ describe("nn.TransformerEncoder behaviour", function()
     approx.check(enc(x, m), enc(x, { mask = m }):tolist(), 0)
     local layer = enc.layers:get(0)
     approx.check(layer(x, m), layer(x, { src_mask = m }):tolist(), 0)
+    local kpm = torch.zeros(2, 4, { dtype = torch.bool })
+    approx.check(layer(x, m, kpm, true), layer(x, { src_mask = m, src_key_padding_mask = kpm, is_causal = true }):tolist(), 0)
+    approx.check(enc(x, m, nil, true), enc(x, { mask = m, is_causal = true }):tolist(), 0)
   end)
 end)
 
@@ -228,6 +257,18 @@ describe("nn.TransformerEncoderLayer / nn.TransformerEncoder misuse", function()
       enc, torch.randn(4, 2, 8), { src_key_padding_mask = torch.zeros(2, 4, { dtype = torch.int64 }) })
     fails("MultiheadAttention(embed_dim=8, num_heads=2): the 2-D attn_mask is [3, 3], but should be [4, 4] (L, S)",
       enc, torch.randn(4, 2, 8), torch.zeros(3, 3))
+  end)
+
+  it("requires a mask with the is_causal hint and rejects unknown options", function()
+    local layer = nn.TransformerEncoderLayer(8, 2, { dim_feedforward = 16 })
+    fails("MultiheadAttention(embed_dim=8, num_heads=2): Need attn_mask if specifying the is_causal hint", layer,
+      torch.randn(4, 2, 8), { is_causal = true })
+    fails("TransformerEncoderLayer(d_model=8, nhead=2): unknown option 'mask'", layer, torch.randn(4, 2, 8),
+      { mask = torch.zeros(4, 4) })
+    fails("TransformerEncoder(num_layers=2, d_model=8): unknown option 'src_mask'", nn.TransformerEncoder(layer, 2),
+      torch.randn(4, 2, 8), { src_mask = torch.zeros(4, 4) })
+    fails("TransformerEncoderLayer(d_model=8, nhead=2): only bool and floating types of src_mask are supported, got torch.int64",
+      layer, torch.randn(4, 2, 8), torch.zeros(4, 4, { dtype = torch.int64 }))
   end)
 
   it("rejects bad constructor arguments", function()

@@ -1,15 +1,22 @@
 --[[
   torch.nn.attention — nn.MultiheadAttention with PyTorch's parameters, init and maths
-  (torch.nn.MultiheadAttention and F.multi_head_attention_forward, PyTorch 1.13's reference path):
+  (torch.nn.MultiheadAttention and F.multi_head_attention_forward, PyTorch 2.11):
   https://pytorch.org/docs/stable/generated/torch.nn.MultiheadAttention.html
 
   Shapes (L target length, S source length, N batch, E embed_dim, H num_heads, D = E / H):
     query (L, N, E) | key (S, N, kdim) | value (S, N, vdim); (N, L, E) ... when batch_first;
     unbatched (L, E), (S, kdim), (S, vdim) also work.
     key_padding_mask (N, S) (or (S) unbatched): bool (true = ignore that key) or float (added).
-    attn_mask (L, S) or (N*H, L, S): bool (true = may not attend), uint8 (as bool) or float (added).
+    attn_mask (L, S) or (N*H, L, S): bool (true = may not attend) or float (added).
   forward returns two values: attn_output (L, N, E) and attn_weights (N, L, S) averaged over heads,
   (N, H, L, S) with average_attn_weights = false, nil with need_weights = false.
+
+  As in PyTorch 2.x, need_weights = false computes the attention with
+  F.scaled_dot_product_attention (masks merged into one float mask); need_weights = true keeps
+  the explicit softmax(q k^T / sqrt(D) + mask) v, whose weights it returns. is_causal = true is a
+  hint that attn_mask is the causal mask: it requires attn_mask, and when neither weights nor a
+  key_padding_mask are asked for, SDPA applies its own causal mask instead of attn_mask (a
+  wrong hint gives wrong results, as in PyTorch). Attention dropout only in training mode.
 
   Parameters (state_dict keys as PyTorch): in_proj_weight (3E, E) (or q_proj_weight (E, E),
   k_proj_weight (E, kdim), v_proj_weight (E, vdim) when kdim/vdim differ from E), in_proj_bias (3E),
@@ -19,12 +26,14 @@
           local out, weights = mha(x, x, x, {key_padding_mask = pad, need_weights = false})
 
   PyTorch also has a fused inference fast path (_native_multi_head_attention); this module always
-  takes the reference path, whose results the fast path matches within float tolerance.
+  takes the path above, whose results the fast path matches within float tolerance.
 ]]
 local torch = require "torch"
 local module = require "torch.nn.module"
 local Linear = require("torch.nn.linear").Linear
 local init = require "torch.nn.initializers"
+local F = require "torch.nn.functional"
+local U = require "torch.nn._layer_util"
 
 local Module, Parameter = module.Module, module.Parameter
 
@@ -93,12 +102,23 @@ function MultiheadAttention:_reset_parameters()
   if self.bias_v ~= nil then init.xavier_normal_(self.bias_v) end
 end
 
-function MultiheadAttention:_fail(fmt, ...)
-  error(("MultiheadAttention(embed_dim=%d, num_heads=%d): " .. fmt):format(self.embed_dim, self.num_heads, ...), 4)
+function MultiheadAttention:_name()
+  return ("MultiheadAttention(embed_dim=%d, num_heads=%d)"):format(self.embed_dim, self.num_heads)
 end
 
--- Checks ranks and feature sizes; returns whether the input is batched.
-function MultiheadAttention:_check(query, key, value, kpm, attn_mask)
+-- Raises "<name>: <message>" at the user's line (the first caller outside lua/torch/nn/).
+function MultiheadAttention:_fail(fmt, ...)
+  U.fail((self:_name() .. ": " .. fmt):format(...))
+end
+
+local FORWARD_ARGS = { "key_padding_mask", "need_weights", "attn_mask", "average_attn_weights", "is_causal" }
+
+-- Checks ranks, feature sizes and options; returns whether the input is batched.
+function MultiheadAttention:_check(query, key, value, opts)
+  for _, k in ipairs({ "need_weights", "average_attn_weights", "is_causal" }) do
+    if opts[k] ~= nil and type(opts[k]) ~= "boolean" then self:_fail("%s must be a boolean, got %s", k, type(opts[k])) end
+  end
+  local kpm, attn_mask = opts.key_padding_mask, opts.attn_mask
   local qkv = { query, key, value }
   for i = 1, 3 do
     local t = qkv[i]
@@ -126,65 +146,69 @@ function MultiheadAttention:_check(query, key, value, kpm, attn_mask)
   if qd == 3 and query:size(bdim) ~= key:size(bdim) then
     self:_fail("query %s and key %s have different batch sizes", shape(query), shape(key))
   end
-  if kpm ~= nil then
-    if not torch.is_tensor(kpm) or kpm:dim() ~= qd - 1 then
-      self:_fail("expected a %d-D key_padding_mask, got %s", qd - 1, torch.is_tensor(kpm) and shape(kpm) or type(kpm))
-    end
-    if kpm.dtype ~= torch.bool and not kpm:is_floating_point() then
-      self:_fail("only bool and floating types of key_padding_mask are supported, got %s", tostring(kpm.dtype))
-    end
+  if kpm ~= nil and (not torch.is_tensor(kpm) or kpm:dim() ~= qd - 1) then
+    self:_fail("expected a %d-D key_padding_mask, got %s", qd - 1, torch.is_tensor(kpm) and shape(kpm) or type(kpm))
   end
   if attn_mask ~= nil and (not torch.is_tensor(attn_mask) or (attn_mask:dim() ~= 2 and attn_mask:dim() ~= 3)) then
     self:_fail("expected a 2-D or 3-D attn_mask, got %s", torch.is_tensor(attn_mask) and shape(attn_mask) or type(attn_mask))
   end
+  for name, m in pairs({ key_padding_mask = kpm, attn_mask = attn_mask }) do   -- uint8 is rejected since 2.0
+    if m.dtype ~= torch.bool and not m:is_floating_point() then
+      self:_fail("only bool and floating types of %s are supported, got %s", name, tostring(m.dtype))
+    end
+  end
+  if opts.is_causal and attn_mask == nil then
+    self:_fail("Need attn_mask if specifying the is_causal hint. You may use the Transformer module method "
+      .. "`generate_square_subsequent_mask` to create this mask.")
+  end
   return qd == 3
 end
 
--- bool mask -> float additive mask (0 where allowed, -inf where masked), in q's dtype.
-local function additive(mask, dtype)
-  if mask.dtype ~= torch.bool then return mask end
-  return torch.zeros_like(mask, { dtype = dtype }):masked_fill_(mask, -math.huge)
-end
-
---[[ The reference maths (F.multi_head_attention_forward), sequence-first:
-     query (L, N, E), key (S, N, kdim), value (S, N, vdim) -> (L, N, E), weights (N, H, L, S). ]]
-function MultiheadAttention:_attention(query, key, value, kpm, attn_mask, training)
-  local F = torch.nn.functional
-  local E, H, D = self.embed_dim, self.num_heads, self.head_dim
-  local tgt_len, bsz = query:size(0), query:size(1)
-  local src_len = key:size(0)
-  local w, b = self.in_proj_weight, self.in_proj_bias
-  local q, k, v
-  -- the in-projection, grouped as PyTorch groups it for self- and encoder-decoder attention
+-- The in-projection, grouped as PyTorch groups it for self- and encoder-decoder attention:
+-- (L, N, E), (S, N, kdim), (S, N, vdim) -> q (L, N, E), k (S, N, E), v (S, N, E).
+function MultiheadAttention:_in_projection(query, key, value)
+  local E, w, b = self.embed_dim, self.in_proj_weight, self.in_proj_bias
   if self._qkv_same_embed_dim and rawequal(key, value) and rawequal(query, key) then
     local qkv = F.linear(query, w, b):chunk(3, -1)
-    q, k, v = qkv[1], qkv[2], qkv[3]
+    return qkv[1], qkv[2], qkv[3]
   elseif self._qkv_same_embed_dim and rawequal(key, value) then
     local ws = w:split({ E, 2 * E })
     local bs = b and b:split({ E, 2 * E }) or {}
-    q = F.linear(query, ws[1], bs[1])
     local kv = F.linear(key, ws[2], bs[2]):chunk(2, -1)
-    k, v = kv[1], kv[2]
-  else
-    local ws = self._qkv_same_embed_dim and w:chunk(3) or { self.q_proj_weight, self.k_proj_weight, self.v_proj_weight }
-    local bs = b and b:chunk(3) or {}
-    q, k, v = F.linear(query, ws[1], bs[1]), F.linear(key, ws[2], bs[2]), F.linear(value, ws[3], bs[3])
+    return F.linear(query, ws[1], bs[1]), kv[1], kv[2]
   end
+  local ws = self._qkv_same_embed_dim and w:chunk(3) or { self.q_proj_weight, self.k_proj_weight, self.v_proj_weight }
+  local bs = b and b:chunk(3) or {}
+  return F.linear(query, ws[1], bs[1]), F.linear(key, ws[2], bs[2]), F.linear(value, ws[3], bs[3])
+end
 
-  if attn_mask ~= nil then
-    if attn_mask.dtype == torch.uint8 then attn_mask = attn_mask:to(torch.bool) end
-    if attn_mask.dtype ~= torch.bool and not attn_mask:is_floating_point() then
-      self:_fail("only float, byte and bool attn_mask are supported, got %s", tostring(attn_mask.dtype))
+-- attn_mask (float) (L, S) or (N*H, L, S) -> (1, L, S) or (N*H, L, S), shapes checked.
+function MultiheadAttention:_attn_mask_3d(attn_mask, tgt_len, src_len, bsz)
+  if attn_mask:dim() == 2 then
+    if attn_mask:size(0) ~= tgt_len or attn_mask:size(1) ~= src_len then
+      self:_fail("the 2-D attn_mask is %s, but should be [%d, %d] (L, S)", shape(attn_mask), tgt_len, src_len)
     end
-    if attn_mask:dim() == 2 then
-      if attn_mask:size(0) ~= tgt_len or attn_mask:size(1) ~= src_len then
-        self:_fail("the 2-D attn_mask is %s, but should be [%d, %d] (L, S)", shape(attn_mask), tgt_len, src_len)
-      end
-      attn_mask = attn_mask:unsqueeze(0)
-    elseif attn_mask:size(0) ~= bsz * H or attn_mask:size(1) ~= tgt_len or attn_mask:size(2) ~= src_len then
-      self:_fail("the 3-D attn_mask is %s, but should be [%d, %d, %d] (N*num_heads, L, S)", shape(attn_mask),
-        bsz * H, tgt_len, src_len)
-    end
+    return attn_mask:unsqueeze(0)
+  end
+  if attn_mask:size(0) ~= bsz * self.num_heads or attn_mask:size(1) ~= tgt_len or attn_mask:size(2) ~= src_len then
+    self:_fail("the 3-D attn_mask is %s, but should be [%d, %d, %d] (N*num_heads, L, S)", shape(attn_mask),
+      bsz * self.num_heads, tgt_len, src_len)
+  end
+  return attn_mask
+end
+
+--[[ The maths (F.multi_head_attention_forward), sequence-first: query (L, N, E), key (S, N, kdim),
+     value (S, N, vdim); masks already float (_canonical_mask) -> (L, N, E), weights (N, H, L, S)
+     or nil without need_weights. ]]
+function MultiheadAttention:_attention(query, key, value, kpm, attn_mask, is_causal, need_weights)
+  local E, H, D = self.embed_dim, self.num_heads, self.head_dim
+  local tgt_len, bsz, src_len = query:size(0), query:size(1), key:size(0)
+  local q, k, v = self:_in_projection(query, key, value)
+  if is_causal and kpm == nil and not need_weights then
+    attn_mask = nil          -- SDPA builds the causal mask from the hint
+  elseif attn_mask ~= nil then
+    attn_mask = self:_attn_mask_3d(attn_mask, tgt_len, src_len, bsz)
+    if kpm ~= nil then is_causal = false end   -- the merged mask is no longer causal
   end
   if self.bias_k ~= nil then   -- one learned key/value appended to every sequence
     k = torch.cat({ k, self.bias_k:expand(-1, bsz, -1) })
@@ -203,21 +227,27 @@ function MultiheadAttention:_attention(query, key, value, kpm, attn_mask, traini
     if kpm ~= nil then kpm = F.pad(kpm, { 0, 1 }) end
   end
   src_len = k:size(1)
-  if kpm ~= nil then
+  if kpm ~= nil then   -- (N, S) -> (N*H, 1, S), added to attn_mask
     if kpm:size(0) ~= bsz or kpm:size(1) ~= src_len then
       self:_fail("expected key_padding_mask of shape [%d, %d] (N, S), got %s", bsz, src_len, shape(kpm))
     end
-    -- (N, S) -> (N*H, 1, S), merged into attn_mask (bool masks become -inf first)
     kpm = kpm:view(bsz, 1, 1, src_len):expand(-1, H, -1, -1):reshape(bsz * H, 1, src_len)
-    if attn_mask == nil then attn_mask = kpm
-    elseif attn_mask.dtype == torch.bool and kpm.dtype == torch.bool then attn_mask = attn_mask:logical_or(kpm)
-    else attn_mask = additive(attn_mask, q.dtype) + additive(kpm, q.dtype) end
+    attn_mask = attn_mask == nil and kpm or attn_mask + kpm
   end
-  if attn_mask ~= nil then attn_mask = additive(attn_mask, q.dtype) end
-
-  local dropout_p = training and self.dropout or 0
+  local dropout_p = self.training and self.dropout or 0
+  local w, b = self.out_proj.weight, self.out_proj.bias
+  if not need_weights then
+    -- (N*H, len, D) -> (N, H, len, D); the mask (1, L, S) -> (1, 1, L, S), (N*H, 1|L, S) -> (N, H, 1|L, S)
+    if attn_mask ~= nil then
+      attn_mask = attn_mask:size(0) == 1 and attn_mask:unsqueeze(0) or attn_mask:view(bsz, H, -1, src_len)
+    end
+    local out = F.scaled_dot_product_attention(q:view(bsz, H, tgt_len, D), k:view(bsz, H, src_len, D),
+      v:view(bsz, H, src_len, D), attn_mask, dropout_p, is_causal)                  -- (N, H, L, D)
+    out = out:permute(2, 0, 1, 3):contiguous():view(bsz * tgt_len, E)               -- (L*N, E)
+    return F.linear(out, w, b):view(tgt_len, bsz, E), nil
+  end
   -- weights = softmax(q k^T / sqrt(D) + mask): (N*H, L, S)
-  local q_scaled = q / math.sqrt(D)
+  local q_scaled = q * math.sqrt(1 / D)
   local weights
   if attn_mask ~= nil then
     weights = torch.baddbmm(attn_mask, q_scaled, k:transpose(-2, -1))
@@ -228,17 +258,23 @@ function MultiheadAttention:_attention(query, key, value, kpm, attn_mask, traini
   if dropout_p > 0 then weights = F.dropout(weights, dropout_p, true) end
   local out = torch.bmm(weights, v)                                   -- (N*H, L, D)
   out = out:transpose(0, 1):contiguous():view(tgt_len * bsz, E)       -- (L*N, E)
-  out = F.linear(out, self.out_proj.weight, self.out_proj.bias):view(tgt_len, bsz, E)
+  out = F.linear(out, w, b):view(tgt_len, bsz, E)
   return out, weights:view(bsz, H, tgt_len, src_len)
 end
 
---[[ forward(query, key, value, {key_padding_mask =, need_weights = true, attn_mask =,
-     average_attn_weights = true}) -> attn_output, attn_weights (nil when need_weights = false) ]]
-function MultiheadAttention:forward(query, key, value, opts)
-  opts = opts or {}
-  if type(opts) ~= "table" then self:_fail("options must be a table, got %s", type(opts)) end
-  local kpm, attn_mask = opts.key_padding_mask, opts.attn_mask
-  local batched = self:_check(query, key, value, kpm, attn_mask)
+--[[ forward(query, key, value, key_padding_mask, need_weights = true, attn_mask,
+     average_attn_weights = true, is_causal = false) -> attn_output, attn_weights (nil when
+     need_weights = false); the options positionally (PyTorch's order) or in a trailing table. ]]
+function MultiheadAttention:forward(query, key, value, ...)
+  local opts = U.args(self:_name(), FORWARD_ARGS, ...)
+  local batched = self:_check(query, key, value, opts)
+  local need_weights = opts.need_weights ~= false
+  local who = self:_name()
+  local attn_mask = opts.attn_mask
+  -- both masks become float, -inf where a bool mask is true
+  local kpm = F._canonical_mask(opts.key_padding_mask, "key_padding_mask", attn_mask and attn_mask.dtype, "attn_mask",
+    query.dtype, who)
+  attn_mask = F._canonical_mask(attn_mask, "attn_mask", nil, "", query.dtype, who)
   if not batched then
     -- unbatched: a batch of one (separate views, as PyTorch's unsqueeze makes; the mask gains N too)
     query, key, value = query:unsqueeze(1), key:unsqueeze(1), value:unsqueeze(1)
@@ -249,11 +285,11 @@ function MultiheadAttention:forward(query, key, value, opts)
     value = rawequal(value, key) and k or value:transpose(1, 0)
     query, key = q, k
   end
-  local out, weights = self:_attention(query, key, value, kpm, attn_mask, self.training)
+  local out, weights = self:_attention(query, key, value, kpm, attn_mask, opts.is_causal == true, need_weights)
   if batched and self.batch_first then out = out:transpose(1, 0) end
   if not batched then out = out:squeeze(1) end
-  if opts.need_weights == false then return out, nil end
-  if opts.average_attn_weights ~= false then weights = weights:sum(1) / self.num_heads end
+  if not need_weights then return out, nil end
+  if opts.average_attn_weights ~= false then weights = weights:mean(1) end
   if not batched then weights = weights:squeeze(0) end
   return out, weights
 end

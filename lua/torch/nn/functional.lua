@@ -3,8 +3,10 @@
   relu, gelu, silu, sigmoid, tanh, leaky_relu, softmax, log_softmax, one_hot, and the losses
   cross_entropy, nll_loss, mse_loss, l1_loss, smooth_l1_loss, huber_loss, kl_div,
   binary_cross_entropy and binary_cross_entropy_with_logits (reduction "mean" | "sum" | "none";
-  kl_div also "batchmean"). The nn loss modules (lua/torch/nn/loss.lua) call the same code
-  through M._loss[name](who, ...) so that their errors name the module ("BCELoss: ...").
+  kl_div also "batchmean"), and scaled_dot_product_attention (lua/torch/nn/functional_attention.lua,
+  with _canonical_mask, the mask form the attention modules share). The nn loss modules
+  (lua/torch/nn/loss.lua) call the same code through M._loss[name](who, ...) so that their
+  errors name the module ("BCELoss: ...").
 
   Shapes: input (N, C) or (N, C, d1, ...) logits; target (N) or (N, d1, ...) int64 class indices,
   or (cross_entropy) float class probabilities shaped like the input; weight (C).
@@ -18,6 +20,7 @@ local _C = require "torch._C"
 local memory = require "torch._memory"
 local args = require "torch._args"
 local T = require "torch._tensor"
+local attention = require "torch.nn.functional_attention"
 
 local C, check = _C.C, _C.check
 local wrap = memory.wrap
@@ -235,6 +238,11 @@ end
 for name, impl in pairs(L) do
   M[name] = function(input, target, opts) return impl(name, input, target, opts) end
 end
+
+-- Attention (lua/torch/nn/functional_attention.lua); its mask warnings go through M._warn too.
+M.scaled_dot_product_attention = attention.scaled_dot_product_attention
+M._canonical_mask = attention._canonical_mask
+attention._warn = function(msg) return M._warn(msg) end
 
 -- Every other functional op comes from the generated surface: torch.nn.functional.conv2d,
 -- max_pool2d, layer_norm, embedding, ... (the schema's nn-module ops and torch functions).

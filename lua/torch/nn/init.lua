@@ -35,6 +35,7 @@ local families = {
   "torch.nn.attention",
   "torch.nn.rnn",
   "torch.nn.transformer",
+  "torch.nn.transformer_decoder",   -- TransformerDecoderLayer, TransformerDecoder, Transformer
 }
 for _, name in ipairs(families) do
   for k, v in pairs(require(name)) do

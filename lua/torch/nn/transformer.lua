@@ -1,6 +1,7 @@
 --[[
   torch.nn.transformer — nn.TransformerEncoderLayer and nn.TransformerEncoder with PyTorch's
-  child names, init and maths (PyTorch 1.13's reference path):
+  child names, init and maths (PyTorch 2.11); the decoder and nn.Transformer are in
+  lua/torch/nn/transformer_decoder.lua.
   https://pytorch.org/docs/stable/generated/torch.nn.TransformerEncoderLayer.html
 
   nn.TransformerEncoderLayer(d_model, nhead, {dim_feedforward = 2048, dropout = 0.1,
@@ -17,74 +18,36 @@
   Shapes (S sequence, N batch, E d_model): src (S, N, E), (N, S, E) with batch_first, or
   unbatched (S, E); output has src's shape. src_mask / mask: (S, S) or (N*nhead, S, S), bool
   (true = may not attend) or float (added); src_key_padding_mask (N, S): bool (true = padding)
-  or float.
+  or float. Both become float masks first (F._canonical_mask), as in PyTorch.
+
+  forward(src, src_mask, src_key_padding_mask, is_causal) (layer) and forward(src, mask,
+  src_key_padding_mask, is_causal) (encoder), positionally or in a trailing table. is_causal is
+  a hint that the mask is the causal one (nn.Transformer.generate_square_subsequent_mask): self
+  attention then lets scaled_dot_product_attention build it. The encoder's is_causal = nil (the
+  default) checks whether mask is exactly that (S, S) mask, as PyTorch's _detect_is_causal_mask.
 
   Usage:
     local layer = nn.TransformerEncoderLayer(512, 8, {batch_first = true})
     local encoder = nn.TransformerEncoder(layer, 6, {norm = nn.LayerNorm(512)})
-    local y = encoder(x, {mask = causal, src_key_padding_mask = pad})
+    local y = encoder(x, {mask = nn.Transformer.generate_square_subsequent_mask(T), is_causal = true})
 
-  PyTorch's fused inference fast path (and its nested-tensor conversion) is not taken; the
-  reference path it matches within float tolerance always is.
+  Self-attention runs with need_weights = false, so MultiheadAttention computes it with
+  F.scaled_dot_product_attention, as PyTorch 2.x does. PyTorch's fused inference fast path
+  (torch._transformer_encoder_layer_fwd, and its nested-tensor conversion) is not taken: ltorch
+  always takes this SDPA path, whose results the fast path matches within float tolerance.
 ]]
-local torch = require "torch"
 local module = require "torch.nn.module"
 local Linear = require("torch.nn.linear").Linear
 local MultiheadAttention = require("torch.nn.attention").MultiheadAttention
 local LayerNorm = require("torch.nn.normalization").LayerNorm
 local Dropout = require("torch.nn.dropout").Dropout
 local ModuleList = require("torch.nn.containers").ModuleList
+local U = require "torch.nn._layer_util"
+local TU = require "torch.nn._transformer_util"
 
-local Module, Parameter, is_module = module.Module, module.Parameter, module.is_module
+local Module, is_module = module.Module, module.is_module
 
 local M = {}
-
-local function shape(t) return "[" .. table.concat(t:size(), ", ") .. "]" end
-
---[[ copy.deepcopy for a module tree: new parameter and buffer tensors with the same values
-     (and requires_grad), new child modules, copies of plain tables; classes, functions and
-     other objects with a metatable are shared. Hooks are kept (as Python's deepcopy does). ]]
-local function deepcopy(v, memo)
-  if memo[v] ~= nil then return memo[v] end
-  if torch.is_tensor(v) then
-    local c = torch.no_grad(function() return v:detach():clone() end)
-    if module.is_parameter(v) then c = Parameter(c, v.requires_grad) end
-    memo[v] = c
-    return c
-  end
-  if type(v) ~= "table" or (getmetatable(v) ~= nil and not is_module(v)) then return v end
-  local c = {}
-  memo[v] = c
-  for k, x in next, v do rawset(c, deepcopy(k, memo), deepcopy(x, memo)) end
-  return setmetatable(c, getmetatable(v))
-end
-
-local function activation_fn(name, activation)
-  if activation == nil or activation == "relu" then return function(x) return x:relu() end end
-  if activation == "gelu" then return function(x) return x:gelu() end end
-  if type(activation) == "function" or is_module(activation) then return activation end
-  error(("%s: activation should be relu/gelu, a function or a Module, not %s"):format(name, tostring(activation)), 4)
-end
-
--- Splits forward's (src, mask | opts, opts) arguments: PyTorch's mask may come positionally.
-local function mask_args(mask, opts, mask_key)
-  if type(mask) == "table" and not torch.is_tensor(mask) then mask, opts = nil, mask end
-  opts = opts or {}
-  return mask or opts[mask_key], opts.src_key_padding_mask
-end
-
--- Checks src's rank, feature size and key-padding-mask dtype; `label` names the module.
-local function check_src(label, d_model, src, kpm, level)
-  if not torch.is_tensor(src) then error(("%s: expected a Tensor src, got %s"):format(label, type(src)), level) end
-  if (src:dim() ~= 2 and src:dim() ~= 3) or src:size(-1) ~= d_model then
-    error(("%s: expected src of shape (S, N, %d), (N, S, %d) or (S, %d), got %s"):format(label, d_model, d_model,
-      d_model, shape(src)), level)
-  end
-  if kpm ~= nil and (not torch.is_tensor(kpm) or (kpm.dtype ~= torch.bool and not kpm:is_floating_point())) then
-    error(("%s: only bool and floating types of src_key_padding_mask are supported, got %s"):format(label,
-      torch.is_tensor(kpm) and tostring(kpm.dtype) or type(kpm)), level)
-  end
-end
 
 ---------------------------------------------------------------- TransformerEncoderLayer
 local TransformerEncoderLayer = Module:extend("TransformerEncoderLayer")
@@ -115,16 +78,17 @@ function TransformerEncoderLayer:__init(d_model, nhead, opts)
   self.dropout1 = Dropout(dropout)
   self.dropout2 = Dropout(dropout)
   self.d_model, self.nhead = d_model, nhead
-  self.activation = activation_fn("TransformerEncoderLayer", opts.activation)   -- a Module registers as a child
+  self.activation = TU.activation_fn("TransformerEncoderLayer", opts.activation)   -- a Module registers as a child
 end
 
 function TransformerEncoderLayer:_label()
   return ("TransformerEncoderLayer(d_model=%d, nhead=%d)"):format(self.d_model, self.nhead)
 end
 
--- self-attention block: dropout1(self_attn(x, x, x))
-function TransformerEncoderLayer:_sa_block(x, attn_mask, key_padding_mask)
-  local out = self.self_attn(x, x, x, { attn_mask = attn_mask, key_padding_mask = key_padding_mask, need_weights = false })
+-- self-attention block: dropout1(self_attn(x, x, x)), weights not asked for (the SDPA path)
+function TransformerEncoderLayer:_sa_block(x, attn_mask, key_padding_mask, is_causal)
+  local out = self.self_attn(x, x, x, { attn_mask = attn_mask, key_padding_mask = key_padding_mask,
+    need_weights = false, is_causal = is_causal })
   return self.dropout1(out)
 end
 
@@ -133,17 +97,23 @@ function TransformerEncoderLayer:_ff_block(x)
   return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 end
 
---[[ forward(src, {src_mask =, src_key_padding_mask =}) -> (src's shape); src_mask may also be
-     the second argument, as in PyTorch. ]]
-function TransformerEncoderLayer:forward(src, src_mask, opts)
-  local mask, kpm = mask_args(src_mask, opts, "src_mask")
-  check_src(self:_label(), self.d_model, src, kpm, 3)
+local LAYER_ARGS = { "src_mask", "src_key_padding_mask", "is_causal" }
+
+--[[ forward(src, src_mask, src_key_padding_mask, is_causal = false) -> (src's shape); any of
+     them positionally (PyTorch's order) or in a trailing table. ]]
+function TransformerEncoderLayer:forward(src, ...)
+  local label = self:_label()
+  local a = U.args(label, LAYER_ARGS, ...)
+  TU.check_seq(label, "src", self.d_model, src, a.src_key_padding_mask, "src_key_padding_mask")
+  local mask, kpm = TU.canonical_masks(label, src, a.src_mask, a.src_key_padding_mask, "src_mask",
+    "src_key_padding_mask")
+  local causal = a.is_causal == true
   local x = src
   if self.norm_first then
-    x = x + self:_sa_block(self.norm1(x), mask, kpm)
+    x = x + self:_sa_block(self.norm1(x), mask, kpm, causal)
     x = x + self:_ff_block(self.norm2(x))
   else
-    x = self.norm1(x + self:_sa_block(x, mask, kpm))
+    x = self.norm1(x + self:_sa_block(x, mask, kpm, causal))
     x = self.norm2(x + self:_ff_block(x))
   end
   return x
@@ -164,7 +134,7 @@ function TransformerEncoder:__init(encoder_layer, num_layers, opts)
     error(("TransformerEncoder: num_layers must be a non-negative integer, got %s"):format(tostring(num_layers)), 3)
   end
   local clones = {}
-  for i = 1, num_layers do clones[i] = deepcopy(encoder_layer, {}) end
+  for i = 1, num_layers do clones[i] = TU.deepcopy(encoder_layer) end
   self.layers = ModuleList(clones)
   self.num_layers = num_layers
   if opts.norm ~= nil then
@@ -175,18 +145,24 @@ function TransformerEncoder:__init(encoder_layer, num_layers, opts)
   self.mask_check = opts.mask_check ~= false
 end
 
---[[ forward(src, {mask =, src_key_padding_mask =}) -> (src's shape); mask may also be the second
-     argument, as in PyTorch. ]]
-function TransformerEncoder:forward(src, mask, opts)
-  local m, kpm = mask_args(mask, opts, "mask")
+local ENCODER_ARGS = { "mask", "src_key_padding_mask", "is_causal" }
+
+--[[ forward(src, mask, src_key_padding_mask, is_causal = nil) -> (src's shape); any of them
+     positionally (PyTorch's order) or in a trailing table. is_causal = nil: detected from mask. ]]
+function TransformerEncoder:forward(src, ...)
   local first = self.layers._modules.values["0"]
+  local label = ("TransformerEncoder(num_layers=%d%s)"):format(self.num_layers,
+    first and first.d_model and (", d_model=" .. first.d_model) or "")
+  local a = U.args(label, ENCODER_ARGS, ...)
   if first and first.d_model then
-    check_src(("TransformerEncoder(num_layers=%d, d_model=%d)"):format(self.num_layers, first.d_model), first.d_model,
-      src, kpm, 3)
+    TU.check_seq(label, "src", first.d_model, src, a.src_key_padding_mask, "src_key_padding_mask")
   end
+  local mask, kpm = TU.canonical_masks(label, src, a.mask, a.src_key_padding_mask, "mask", "src_key_padding_mask")
+  local batch_first = first and first.self_attn and first.self_attn.batch_first
+  local causal = TU.detect_is_causal_mask(mask, a.is_causal, TU.seq_len(src, batch_first))
   local out = src
   for _, layer in ipairs(self.layers:list()) do
-    out = layer(out, { src_mask = m, src_key_padding_mask = kpm })
+    out = layer(out, { src_mask = mask, src_key_padding_mask = kpm, is_causal = causal })
   end
   if self.norm ~= nil then out = self.norm(out) end
   return out
