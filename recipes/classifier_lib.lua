@@ -6,7 +6,9 @@
     local lib = require "recipes.classifier_lib"
     local parts = lib.build(config)    -- config: plain table; missing keys take lib.DEFAULTS
     -- parts = {model =, loss_fn =, optimizer =, train_loader =, val_loader =, test_loader =,
-    --          config =, meta =, device =}
+    --          config =, meta =, device =, amp =}
+    -- parts.amp: the device and mixed precision (config.device / amp / amp_dtype; see
+    --          templates/_common/amp.lua): amp:autocast(fn), amp:scale(loss), amp:step(opt, ...).
     -- parts.loss_fn(output, target) -> scalar loss; parts.meta = {task =, num_classes =,
     --          class_names =, in_features =, ...}; parts.config is the completed plain config
     --          (data statistics included), which is what checkpoints store.
@@ -29,6 +31,7 @@
   target standardised (its mean/std kept in config.stats to report in the original units).
 ]]
 local torch = require "torch"
+local amp = require "templates._common.amp"
 local nn = torch.nn
 local data = torch.utils.data
 
@@ -39,7 +42,7 @@ M.DEFAULTS = {
   model = "mlp", hidden = 256, dropout = 0.1,
   epochs = 0, batch_size = 128, lr = 1e-3, weight_decay = 1e-4, optimizer = "adamw",
   schedule = "constant", clip_grad_norm = 1.0,
-  device = "auto", seed = 0, amp = false,
+  device = "auto", seed = 0, amp = false, amp_dtype = "bfloat16",
   header = true, skip_lines = 0, val_size = 5000, limit_train = 0, limit_eval = 0,
   out = "runs/classifier", resume = false, log_every = 50,
 }
@@ -66,12 +69,8 @@ function M.complete(config)
   for _, key in ipairs({ "epochs", "batch_size", "hidden" }) do
     if cfg[key] < 1 or cfg[key] ~= math.floor(cfg[key]) then cfgmod.usage_error("%s must be a positive integer, got %s", key, cfg[key]) end
   end
-  if cfg.device ~= "auto" and cfg.device ~= "cpu" and not cfg.device:match("^cuda") then
-    cfgmod.usage_error("device must be auto, cpu or cuda[:N], got '%s'", cfg.device)
-  end
-  if cfg.device:match("^cuda") and not torch.cuda.is_available() then
-    cfgmod.usage_error("device '%s' is not available (this libtorch build or machine has no CUDA device); use --device cpu", cfg.device)
-  end
+  local _, err = amp.new(cfg)   -- --device, --amp, --amp-dtype
+  if err then cfgmod.usage_error("%s", err) end
   if cfg.lr <= 0 then cfgmod.usage_error("lr must be positive, got %s", cfg.lr) end
   if cfg.data ~= "fashion_mnist" and not cfg.data:match("^csv:.") then
     cfgmod.usage_error("data must be 'fashion_mnist' or 'csv:FILE', got '%s'", cfg.data)
@@ -82,9 +81,11 @@ function M.complete(config)
   return cfg
 end
 
+-- "auto" -> "cuda" when available, else "cpu"; an unavailable or malformed device is a usage error.
 function M.resolve_device(name)
-  if name == "auto" then return torch.cuda.is_available() and "cuda" or "cpu" end
-  return name
+  local mp, err = amp.new({ device = name })
+  if not mp then require("recipes.config").usage_error("%s", err) end
+  return mp.device
 end
 
 -- Split indices: a seeded permutation of n, cut into the given sizes.
@@ -245,7 +246,8 @@ end
 
 function M.build(config)
   local cfg = M.complete(config)
-  local device = M.resolve_device(cfg.device)
+  local mp = assert(amp.new(cfg))   -- complete() checked the keys
+  local device = mp.device
   local d = M.load_data(cfg)
   cfg.meta = d.meta   -- plain data: lets evaluate/inference rebuild the model without the data
   torch.manual_seed(cfg.seed)
@@ -263,7 +265,7 @@ function M.build(config)
       { batch_size = shuffle and cfg.batch_size or math.max(cfg.batch_size, 1000), shuffle = shuffle, generator = cfg.seed })
   end
   return { model = model, loss_fn = M.loss_fn(d.meta.task), optimizer = opt, config = cfg, meta = d.meta,
-    device = device, train_loader = loader("train", true), val_loader = loader("val", false),
+    device = device, amp = mp, train_loader = loader("train", true), val_loader = loader("val", false),
     test_loader = loader("test", false) }
 end
 

@@ -5,6 +5,8 @@
   What:
     config.parse(argv, defaults [, extra_types]) -> config table (a fresh copy of defaults
         overridden by --config FILE, then by the flags, in that order)
+    config.positional(argv, defaults) -> first positional argument (or nil), the other args:
+                                  for scripts taking `SCRIPT FILE [flags]`, in any order
     config.load_file(path)        a plain Lua file: `return { epochs = 3 }` or `epochs = 3`
                                   lines; it runs with no globals (no os, io, require)
     config.UsageError             errors raised for bad input are {usage_error = "one line"};
@@ -103,6 +105,28 @@ function M.parse(argv, defaults)
     if kv[1] ~= "config" then cfg[kv[1]] = check(defaults, kv[1], kv[2], "flag") end
   end
   return cfg
+end
+
+-- A positional argument is one that is not a flag nor the value of the flag before it
+-- (booleans and --no-KEY take no value).
+function M.positional(argv, defaults)
+  local rest, path, i = {}, nil, 1
+  while i <= #argv do
+    local a = argv[i]
+    local key = a:match("^%-%-([%w%-_]+)$")
+    key = key and key:gsub("%-", "_")
+    if path == nil and not a:match("^%-") then
+      path = a
+    else
+      rest[#rest + 1] = a
+      if key and key ~= "help" and type(defaults[key]) ~= "boolean" and not (key:match("^no_") and type(defaults[key:sub(4)]) == "boolean")
+          and argv[i + 1] ~= nil then
+        rest[#rest + 1], i = argv[i + 1], i + 1
+      end
+    end
+    i = i + 1
+  end
+  return path, rest
 end
 
 -- Runs fn; usage errors become one line plus the usage text and exit status 2.

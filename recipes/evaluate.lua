@@ -8,7 +8,7 @@
   Regression: MAE, RMSE and R² in the target's own units.
 
   Run:  build/ltorch recipes/evaluate.lua CHECKPOINT [--split test|val|train] [--device D]
-                                                     [--batch-size N] [--json FILE]
+                                    [--amp] [--amp-dtype float16] [--batch-size N] [--json FILE]
   CHECKPOINT: a .pt from <out>/checkpoints (or the folder: its best checkpoint).
 ]]
 local here = (arg and arg[0] or ""):match("^(.*)/recipes/[^/]*$") or "."
@@ -25,11 +25,12 @@ local USAGE = [[
 usage: ltorch recipes/evaluate.lua CHECKPOINT [flags]
   CHECKPOINT             a .pt written by train_classifier.lua, or its checkpoints/ folder (best)
   --split test|val|train which split of the training run's data (default test)
-  --device auto|cpu|cuda (default auto)   --batch-size N (default 1000)
+  --device auto|cpu|cuda|cuda:N (default auto: cuda when available)   --batch-size N (default 1000)
+  --amp                  forward under autocast (bfloat16)   --amp-dtype bfloat16|float16 (needs --amp)
   --json FILE            also write the metrics as JSON
 ]]
 
-local DEFAULTS = { split = "test", device = "auto", batch_size = 1000, json = "" }
+local DEFAULTS = { split = "test", device = "auto", amp = false, amp_dtype = "bfloat16", batch_size = 1000, json = "" }
 
 local function resolve(path)
   local f = io.open(path .. "/checkpoints.json", "rb")
@@ -41,10 +42,10 @@ local function resolve(path)
 end
 
 -- Evaluates `model` on the tensors (x, y) of one split; returns a summary table and its text.
-local function evaluate(model, cfg, meta, x, y, device, batch_size)
+local function evaluate(model, cfg, meta, x, y, mp, batch_size)
   local data = torch.utils.data
   local loader = data.DataLoader(data.TensorDataset(x, y), { batch_size = batch_size })
-  local r = trainer.evaluate(model, loader, lib.loss_fn(meta.task), meta.task, device)
+  local r = trainer.evaluate(model, loader, lib.loss_fn(meta.task), meta.task, mp.device, mp)
   local lines = { ("loss %.4f on %d samples"):format(r.loss, r.n) }
   if meta.task == "regression" then
     local s = cfg.stats
@@ -70,21 +71,18 @@ end
 
 local function main()
   io.stdout:setvbuf("line")
-  local argv, path = {}, nil
-  for _, a in ipairs(arg or {}) do
-    if path == nil and not a:match("^%-") and (#argv == 0 or not argv[#argv]:match("^%-%-[%w-]+$")) then path = a
-    else argv[#argv + 1] = a end
-  end
+  local path, argv = config.positional(arg or {}, DEFAULTS)
   local opts = config.parse(argv, DEFAULTS)
   if not path then config.usage_error("missing CHECKPOINT") end
   if opts.split ~= "test" and opts.split ~= "val" and opts.split ~= "train" then
     config.usage_error("split must be test, val or train, got '%s'", opts.split)
   end
+  local mp = trainer.amp(opts, { inference = true })
   path = resolve(path)
-  local model, cfg, meta, device = lib.load_checkpoint(path, opts.device)
+  local model, cfg, meta = lib.load_checkpoint(path, mp.device)
   local d = lib.load_data(cfg)   -- cfg carries the saved statistics, so the split is the same
-  local summary, text = evaluate(model, cfg, meta, d[opts.split][1], d[opts.split][2], device, opts.batch_size)
-  print(("checkpoint %s  (%s, %s, split %s)"):format(path, cfg.data, cfg.model, opts.split))
+  local summary, text = evaluate(model, cfg, meta, d[opts.split][1], d[opts.split][2], mp, opts.batch_size)
+  print(("checkpoint %s  (%s, %s, split %s, on %s)"):format(path, cfg.data, cfg.model, opts.split, mp:describe()))
   print(text)
   if opts.json ~= "" then
     local f = assert(io.open(opts.json, "wb"))

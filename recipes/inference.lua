@@ -10,7 +10,7 @@
   regression (in the target's units).
 
   Run:  build/ltorch recipes/inference.lua CHECKPOINT [--input FILE|fashion_mnist:test]
-                                           [--output FILE] [--batch-size N] [--device D]
+                  [--output FILE] [--batch-size N] [--device D] [--amp] [--amp-dtype float16]
 ]]
 local here = (arg and arg[0] or ""):match("^(.*)/recipes/[^/]*$") or "."
 package.path = here .. "/?.lua;" .. package.path
@@ -18,15 +18,18 @@ package.path = here .. "/?.lua;" .. package.path
 local torch = require "torch"
 local config = require "recipes.config"
 local lib = require "recipes.classifier_lib"
+local trainer = require "recipes.trainer"
 
 local USAGE = [[
 usage: ltorch recipes/inference.lua CHECKPOINT [flags]
   --input FILE.csv|fashion_mnist:test   rows to predict (default: fashion_mnist:test for image models)
   --output FILE          write the predictions CSV there (default: stdout)
-  --batch-size N         rows per forward pass (default 1000)   --device auto|cpu|cuda
+  --batch-size N         rows per forward pass (default 1000)
+  --device auto|cpu|cuda|cuda:N (default auto: cuda when available)
+  --amp                  forward under autocast (bfloat16)   --amp-dtype bfloat16|float16 (needs --amp)
 ]]
 
-local DEFAULTS = { input = "", output = "", batch_size = 1000, device = "auto" }
+local DEFAULTS = { input = "", output = "", batch_size = 1000, device = "auto", amp = false, amp_dtype = "bfloat16" }
 
 local function load_input(spec, cfg, meta)
   local split = spec:match("^fashion_mnist:(%a+)$")
@@ -45,13 +48,14 @@ local function load_input(spec, cfg, meta)
   return ds.features:sub(mean):div(std)
 end
 
--- predict(model, x, meta, cfg, device, batch_size) -> Lua array of {prediction, probability}
-local function predict(model, x, meta, cfg, device, batch_size)
+-- predict(model, x, meta, cfg, mp, batch_size) -> Lua array of {prediction, probability}
+local function predict(model, x, meta, cfg, mp, batch_size)
   local rows = {}
   torch.inference_mode(function()
     for start = 0, x:size(0) - 1, batch_size do
       local len = math.min(batch_size, x:size(0) - start)
-      local out = model(x:narrow(0, start, len):to(device)):float():cpu()
+      local xb = x:narrow(0, start, len):to(mp.device)
+      local out = mp:autocast(function() return model(xb) end):float():cpu()
       if meta.task == "multiclass" then
         local p, idx = out:softmax(1):max(1)
         local pl, il = p:tolist(), idx:tolist()
@@ -72,19 +76,16 @@ local function predict(model, x, meta, cfg, device, batch_size)
 end
 
 local function main()
-  local argv, path = {}, nil
-  for _, a in ipairs(arg or {}) do
-    if path == nil and not a:match("^%-") and (#argv == 0 or not argv[#argv]:match("^%-%-[%w-]+$")) then path = a
-    else argv[#argv + 1] = a end
-  end
+  local path, argv = config.positional(arg or {}, DEFAULTS)
   local opts = config.parse(argv, DEFAULTS)
   if not path then config.usage_error("missing CHECKPOINT") end
   if opts.batch_size < 1 then config.usage_error("batch-size must be positive") end
-  local model, cfg, meta, device = lib.load_checkpoint(path, opts.device)
+  local mp = trainer.amp(opts, { inference = true })
+  local model, cfg, meta = lib.load_checkpoint(path, mp.device)
   local input = opts.input ~= "" and opts.input or (cfg.data == "fashion_mnist" and "fashion_mnist:test" or "")
   if input == "" then config.usage_error("missing --input FILE.csv") end
   local x = load_input(input, cfg, meta)
-  local rows = predict(model, x, meta, cfg, device, opts.batch_size)
+  local rows = predict(model, x, meta, cfg, mp, opts.batch_size)
   local out = opts.output ~= "" and assert(io.open(opts.output, "wb")) or io.stdout
   out:write(meta.task == "regression" and "index,prediction\n" or "index,prediction,probability\n")
   for i, r in ipairs(rows) do

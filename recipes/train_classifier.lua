@@ -31,9 +31,10 @@ usage: ltorch recipes/train_classifier.lua [flags]
   --batch-size N         batch size (default 128)
   --lr X                 learning rate, constant unless --schedule cosine (default 0.001)
   --optimizer adamw|sgd  (default adamw)    --weight-decay X (default 1e-4)
-  --device auto|cpu|cuda (default auto: cuda when available)
+  --device auto|cpu|cuda|cuda:N  (default auto: cuda when available)
   --seed N               seed for the split, the init and the shuffling (default 0)
-  --amp                  mixed precision (bfloat16 autocast on CPU, float16 on CUDA)
+  --amp                  mixed precision: autocast on the device, bfloat16 (no loss scaling needed)
+  --amp-dtype bfloat16|float16   float16 adds a GradScaler (loss scaling; needs --amp)
   --out DIR              output folder (default runs/classifier)
   --resume               continue from the latest checkpoint in DIR/checkpoints
   --config FILE          a Lua file returning a table of these keys (flags override it)
@@ -50,7 +51,7 @@ end
 
 local function report_test(parts, model)
   local cfg, meta = parts.config, parts.meta
-  local r = trainer.evaluate(model, parts.test_loader, parts.loss_fn, meta.task, parts.device, cfg.amp)
+  local r = trainer.evaluate(model, parts.test_loader, parts.loss_fn, meta.task, parts.device, parts.amp)
   local lines = { ("test loss %.4f on %d samples"):format(r.loss, r.n) }
   if meta.task == "regression" then
     local s = cfg.stats
@@ -79,11 +80,11 @@ local function main()
   local parts = lib.build(cfg)
   cfg = parts.config
   local meta = parts.meta
-  print(("data %s: %d train / %d val / %d test, task %s; model %s (%d parameters) on %s%s"):format(
+  print(("data %s: %d train / %d val / %d test, task %s; model %s (%d parameters) on %s"):format(
     cfg.data, parts.train_loader.dataset:len(), parts.val_loader.dataset:len(), parts.test_loader.dataset:len(),
-    meta.task, cfg.model, parts.model:num_parameters(), parts.device, cfg.amp and ", amp" or ""))
+    meta.task, cfg.model, parts.model:num_parameters(), parts.amp:describe()))
   if not cfg.resume then
-    local v = trainer.evaluate(parts.model, parts.val_loader, parts.loss_fn, meta.task, parts.device, cfg.amp)
+    local v = trainer.evaluate(parts.model, parts.val_loader, parts.loss_fn, meta.task, parts.device, parts.amp)
     local expected = meta.task == "multiclass" and math.log(meta.num_classes) or nil
     print(("loss at init %.4f%s"):format(v.loss, expected and (" (uniform guess ln(%d) = %.4f)"):format(meta.num_classes, expected) or ""))
   end

@@ -9,13 +9,16 @@
     ids (B, T) -> Embedding(V, E, padding_idx 0) + learned positions (T, E)
       -> TransformerEncoder(layers x [self-attention with the padding mask, FF], batch_first)
       -> LayerNorm -> mean over real characters (B, E) -> Linear(E, K) logits
-  Loop: AdamW, constant lr, zero_grad -> backward -> clip_grad_norm_ -> step; validation under
-  eval() + inference_mode each epoch; checkpoints (last + best by val loss) in --out.
+  Loop: AdamW, constant lr, zero_grad -> forward (autocast with --amp) -> backward (loss scaled
+  with --amp-dtype float16) -> clip_grad_norm_ -> step; validation under eval() +
+  inference_mode each epoch; checkpoints (last + best by val loss, the GradScaler's state
+  beside the optimizer's) in --out. Device and precision: templates/_common/amp.lua.
   Report: test accuracy beside the majority-class baseline, per-language precision / recall /
   F1 (recall = the accuracy on that language) and the confusion matrix.
 
   Run:  build/ltorch recipes/train_transformer.lua [--epochs N] [--per-language N] [--max-len T]
         [--d-model E] [--layers L] [--heads H] [--lr X] [--batch-size B] [--seed S] [--out DIR]
+        [--device D] [--amp] [--amp-dtype float16]
   Needs the Debian packages fortunes fortunes-de fortunes-es fortunes-it fortunes-pl fortunes-br.
 ]]
 local here = (arg and arg[0] or ""):match("^(.*)/recipes/[^/]*$") or "."
@@ -34,11 +37,15 @@ usage: ltorch recipes/train_transformer.lua [flags]
   --epochs N (4)  --per-language N (2000)  --max-len T (96)  --batch-size B (64)  --lr X (1e-3)
   --d-model E (64)  --heads H (4)  --layers L (2)  --ff N (128)  --dropout X (0.1)
   --seed S (0)  --out DIR (runs/langid)  --config FILE  --languages en,de,es,it,pl,pt
+  --device auto|cpu|cuda|cuda:N (default auto: cuda when available)
+  --amp  mixed precision: autocast on the device, bfloat16 (no loss scaling needed)
+  --amp-dtype bfloat16|float16   float16 adds a GradScaler (loss scaling; needs --amp)
 ]]
 
 local DEFAULTS = { epochs = 4, per_language = 2000, max_len = 96, batch_size = 64, lr = 1e-3,
   d_model = 64, heads = 4, layers = 2, ff = 128, dropout = 0.1, weight_decay = 0.01,
-  clip_grad_norm = 1.0, seed = 0, out = "runs/langid", languages = "en,de,es,it,pl,pt" }
+  clip_grad_norm = 1.0, seed = 0, out = "runs/langid", languages = "en,de,es,it,pl,pt",
+  device = "auto", amp = false, amp_dtype = "bfloat16" }
 
 local LangID = nn.Module:extend("LangID")
 
@@ -91,21 +98,20 @@ local function load(c)
   return splits, tok, ds.languages or langs
 end
 
-local function run_epoch(model, loader, criterion, opt, c, label)
+local function run_epoch(model, loader, criterion, opt, c, mp, label)
   local training = opt ~= nil
   model:train(training)
   local total, correct, n, done = 0, 0, 0, 0
   local bar = training and trainer.progress(loader:len(), label)
   local outs = {}
   local function step(b)
-    local ids, mask, y = b[1], b[2], b[3]
+    local ids, mask, y = b[1]:to(mp.device), b[2]:to(mp.device), b[3]:to(mp.device)
     if training then opt:zero_grad() end
-    local logits = model(ids, mask)
+    local logits = mp:autocast(function() return model(ids, mask) end):float()
     local loss = criterion(logits, y)
     if training then
-      loss:backward()
-      nn.utils.clip_grad_norm_(model:parameters(), c.clip_grad_norm)
-      opt:step()
+      mp:scale(loss):backward()
+      mp:step(opt, model:parameters(), c.clip_grad_norm)
     else
       outs[#outs + 1] = logits:argmax(1)
     end
@@ -117,12 +123,13 @@ local function run_epoch(model, loader, criterion, opt, c, label)
   for b in loader:iter() do
     if training then step(b) else torch.inference_mode(function() step(b) end) end
   end
-  return total / n, correct / n, (not training) and torch.cat(outs, { dim = 0 }) or nil
+  return total / n, correct / n, (not training) and torch.cat(outs, { dim = 0 }):cpu() or nil
 end
 
 local function main()
   io.stdout:setvbuf("line")
   local c = config.parse(arg or {}, DEFAULTS)
+  local mp = trainer.amp(c)
   local t0 = trainer.wall()
   local s, tok, langs = load(c)
   local k = #langs
@@ -132,29 +139,30 @@ local function main()
   end
   local train, val, test = loader("train", true), loader("val", false), loader("test", false)
   torch.manual_seed(c.seed)
-  local model = LangID(#tok.itos, c, k)
+  local model = LangID(#tok.itos, c, k):to(mp.device)
   local criterion = nn.CrossEntropyLoss()
   local opt = torch.optim.AdamW(model:parameters(), { lr = c.lr, weight_decay = c.weight_decay })
-  print(("languages %s: %d train / %d val / %d test texts, %d characters in the vocabulary; %d parameters")
-    :format(table.concat(langs, " "), s.train.y:size(0), s.val.y:size(0), s.test.y:size(0), #tok.itos, model:num_parameters()))
-  local init_loss = run_epoch(model, val, criterion, nil, c)
+  print(("languages %s: %d train / %d val / %d test texts, %d characters in the vocabulary; %d parameters on %s")
+    :format(table.concat(langs, " "), s.train.y:size(0), s.val.y:size(0), s.test.y:size(0), #tok.itos, model:num_parameters(),
+      mp:describe()))
+  local init_loss = run_epoch(model, val, criterion, nil, c, mp)
   print(("loss at init %.4f (uniform guess ln(%d) = %.4f)"):format(init_loss, k, math.log(k)))
   os.execute("mkdir -p '" .. c.out:gsub("'", "'\\''") .. "'")
   local mgr = torch.checkpoint.Manager(c.out .. "/checkpoints", { keep_last = 1, best_metric = "val_loss", mode = "min" })
   local log = assert(io.open(c.out .. "/metrics.jsonl", "wb"))
   for epoch = 1, c.epochs do
     local e0 = trainer.wall()
-    local tl, ta = run_epoch(model, train, criterion, opt, c, ("epoch %d/%d"):format(epoch, c.epochs))
-    local vl, va = run_epoch(model, val, criterion, nil, c)
+    local tl, ta = run_epoch(model, train, criterion, opt, c, mp, ("epoch %d/%d"):format(epoch, c.epochs))
+    local vl, va = run_epoch(model, val, criterion, nil, c, mp)
     log:write(json.encode({ epoch = epoch, train_loss = tl, train_accuracy = ta, val_loss = vl, val_accuracy = va }), "\n")
     log:flush()
-    print(("epoch %d  train loss %.4f  val loss %.4f  train acc %.2f %%  val acc %.2f %%  (%.1f s)")
-      :format(epoch, tl, vl, 100 * ta, 100 * va, trainer.wall() - e0))
-    mgr:save(epoch, { model = model, optimizer = opt, epoch = epoch, config = c }, { val_loss = vl })
+    print(("epoch %d  train loss %.4f  val loss %.4f  train acc %.2f %%  val acc %.2f %%%s  (%.1f s)")
+      :format(epoch, tl, vl, 100 * ta, 100 * va, mp:scale_note(), trainer.wall() - e0))
+    mgr:save(epoch, { model = model, optimizer = opt, scaler = mp.scaler, epoch = epoch, config = c }, { val_loss = vl })
   end
   log:close()
-  torch.checkpoint.load_training_state(mgr:best(), { model = model, restore_rng = false })
-  local _, acc, pred = run_epoch(model, test, criterion, nil, c)
+  torch.checkpoint.load_training_state(mgr:best(), { model = model, restore_rng = false, map_location = mp.device })
+  local _, acc, pred = run_epoch(model, test, criterion, nil, c, mp)
   local conf = metrics.confusion(pred, s.test.y, k)
   local rep = metrics.classification_report(conf)
   local base = torch.bincount(s.test.y, { minlength = k }):max():item() / s.test.y:size(0)

@@ -2,23 +2,29 @@
   recipes/trainer.lua — the canonical training loop and evaluation pass, shared by the recipes.
 
   What:
-    trainer.evaluate(model, loader, loss_fn, task, device [, amp])
+    trainer.amp(config [, opts]) -> the run's device and mixed precision (templates/_common/amp.lua:
+        config.device, config.amp, config.amp_dtype), or a usage error naming the bad value.
+    trainer.evaluate(model, loader, loss_fn, task, device [, mp])
         -> {loss, accuracy (classification), outputs (N, K) or (N), targets (N)}
-        model:eval() + torch.inference_mode; loss averaged by sample count.
+        model:eval() + torch.inference_mode (+ autocast when mp has amp on); loss averaged by
+        sample count.
     trainer.fit(parts, {log = fn, out = dir, quiet = bool})   -- parts from classifier_lib.build
         (quiet: no progress bar; with log = a no-op nothing is printed, e.g. for bench/)
         per epoch: model:train(); for each batch: zero_grad -> forward (autocast when amp) ->
-        loss -> backward -> clip_grad_norm_ -> step; then evaluate on val; one JSON line in
-        <out>/metrics.jsonl; checkpoint through torch.checkpoint.Manager (<out>/checkpoints:
-        the last one and the best by val_loss). With config.resume the latest checkpoint in
-        <out> is loaded first (model, optimizer, scheduler, RNG) and training continues after
-        its epoch.
+        loss -> backward (loss scaled with float16) -> [unscale_] -> clip_grad_norm_ -> step
+        [-> scaler update]; then evaluate on val; one JSON line in <out>/metrics.jsonl;
+        checkpoint through torch.checkpoint.Manager (<out>/checkpoints: the last one and the
+        best by val_loss; the GradScaler's state beside the optimizer's). With config.resume the
+        latest checkpoint in <out> is loaded first (model, optimizer, scheduler, scaler, RNG) and
+        training continues after its epoch.
     trainer.progress(total, label [, unit]) -> bar(done, samples, extra): a progress line with throughput and ETA: rewritten in place
         on a terminal, printed every ~25 % otherwise (logs stay readable).
 ]]
 local torch = require "torch"
 local ffi = require "ffi"
 local json = require "torch.serialization.json"
+local amp = require "templates._common.amp"
+local config = require "recipes.config"
 
 local M = {}
 
@@ -61,21 +67,25 @@ function M.wall()
   return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
 end
 
-local function forward(model, x, amp, device)
-  if amp then
-    return torch.autocast(device:match("^cuda") and "cuda" or "cpu", function() return model(x) end)
-  end
-  return model(x)
+function M.amp(cfg, opts)
+  local mp, err = amp.new(cfg, opts)
+  if not mp then config.usage_error("%s", err) end
+  return mp
 end
 
-function M.evaluate(model, loader, loss_fn, task, device, amp)
+local function forward(model, x, mp)
+  if mp == nil then return model(x) end
+  return mp:autocast(function() return model(x) end)
+end
+
+function M.evaluate(model, loader, loss_fn, task, device, mp)
   model:eval()
   return torch.inference_mode(function()
     local total, n, correct = 0, 0, 0
     local outs, targets = {}, {}
     for batch in loader:iter() do
       local x, y = batch[1]:to(device), batch[2]:to(device)
-      local out = forward(model, x, amp, device):float()
+      local out = forward(model, x, mp):float()
       local b = y:size(0)
       total = total + loss_fn(out, y):item() * b
       n = n + b
@@ -101,7 +111,7 @@ end
 function M.epoch_seed(seed, epoch) return seed * 1048576 + epoch end
 
 local function train_epoch(parts, epoch, quiet)
-  local model, opt, cfg, device = parts.model, parts.optimizer, parts.config, parts.device
+  local model, opt, cfg, device, mp = parts.model, parts.optimizer, parts.config, parts.device, parts.amp
   local loader = parts.train_loader
   -- The shuffle order is a function of (seed, epoch) alone, as with DistributedSampler's
   -- set_epoch: a run resumed at epoch k sees the same batches as one that never stopped.
@@ -113,11 +123,10 @@ local function train_epoch(parts, epoch, quiet)
   for batch in loader:iter() do
     local x, y = batch[1]:to(device), batch[2]:to(device)
     opt:zero_grad()
-    local out = forward(model, x, cfg.amp, device):float()
+    local out = forward(model, x, mp):float()
     local loss = parts.loss_fn(out, y)
-    loss:backward()
-    if cfg.clip_grad_norm > 0 then torch.nn.utils.clip_grad_norm_(model:parameters(), cfg.clip_grad_norm) end
-    opt:step()
+    mp:scale(loss):backward()
+    mp:step(opt, model:parameters(), cfg.clip_grad_norm)
     local b = y:size(0)
     total, n, done = total + loss:item() * b, n + b, done + 1
     if parts.meta.task == "multiclass" then
@@ -134,6 +143,8 @@ function M.fit(parts, opts)
   opts = opts or {}
   local log = opts.log or print
   local cfg, model = parts.config, parts.model
+  parts.amp = parts.amp or M.amp(cfg)
+  local scaler = parts.amp.scaler
   local out = cfg.out
   os.execute("mkdir -p '" .. out:gsub("'", "'\\''") .. "'")
   local mgr = torch.checkpoint.Manager(out .. "/checkpoints", { keep_last = 1, best_metric = "val_loss", mode = "min" })
@@ -142,8 +153,10 @@ function M.fit(parts, opts)
   local first = 1
   local metrics_path = out .. "/metrics.jsonl"
   if cfg.resume then
-    local st = mgr:load_latest({ model = model, optimizer = parts.optimizer, scheduler = sched, map_location = parts.device })
-    if not st then require("recipes.config").usage_error("--resume: no checkpoint in %s/checkpoints", out) end
+    local ok, st = pcall(mgr.load_latest, mgr, { model = model, optimizer = parts.optimizer, scheduler = sched,
+      scaler = scaler, map_location = parts.device })
+    if not ok then config.usage_error("--resume: %s", tostring(st)) end
+    if not st then config.usage_error("--resume: no checkpoint in %s/checkpoints", out) end
     first = st.epoch + 1
     log(("resumed from %s (epoch %d)"):format(mgr:latest(), st.epoch))
   else
@@ -153,15 +166,17 @@ function M.fit(parts, opts)
   for epoch = first, cfg.epochs do
     local t0 = M.wall()
     local train_loss, train_acc = train_epoch(parts, epoch, opts.quiet)
-    local v = M.evaluate(model, parts.val_loader, parts.loss_fn, parts.meta.task, parts.device, cfg.amp)
+    local v = M.evaluate(model, parts.val_loader, parts.loss_fn, parts.meta.task, parts.device, parts.amp)
     if sched then sched:step() end
     local rec = { epoch = epoch, train_loss = train_loss, train_accuracy = train_acc, val_loss = v.loss,
-      val_accuracy = v.accuracy, lr = parts.optimizer.param_groups[1].lr, seconds = M.wall() - t0 }
+      val_accuracy = v.accuracy, lr = parts.optimizer.param_groups[1].lr, seconds = M.wall() - t0,
+      loss_scale = scaler and scaler:get_scale() or nil, skipped_steps = scaler and parts.amp.skipped or nil }
     append_line(metrics_path, rec)
     history[#history + 1] = rec
     local acc = train_acc and ("  train acc %.2f %%  val acc %.2f %%"):format(100 * train_acc, 100 * v.accuracy) or ""
-    log(("epoch %d  train loss %.4f  val loss %.4f%s  (%.1f s)"):format(epoch, train_loss, v.loss, acc, rec.seconds))
-    mgr:save(epoch, { model = model, optimizer = parts.optimizer, scheduler = sched, epoch = epoch,
+    log(("epoch %d  train loss %.4f  val loss %.4f%s%s  (%.1f s)"):format(epoch, train_loss, v.loss, acc,
+      parts.amp:scale_note(), rec.seconds))
+    mgr:save(epoch, { model = model, optimizer = parts.optimizer, scheduler = sched, scaler = scaler, epoch = epoch,
       config = cfg }, { val_loss = v.loss })
   end
   return history, mgr

@@ -10,12 +10,13 @@
              head trained alone with AdamW at --lr;
     phase 2  everything unfrozen; AdamW with two parameter groups: backbone at
              lr * --finetune-lr-scale, head at --lr.
-  Each epoch: train() / zero_grad -> forward -> loss -> backward -> clip_grad_norm_ -> step;
-  eval() + inference_mode on val; losses averaged by sample count; one JSON line per epoch
+  Each epoch: train() / zero_grad -> forward (autocast with --amp) -> loss -> backward (loss
+  scaled with --amp-dtype float16) -> clip_grad_norm_ -> step; eval() + inference_mode on val; losses averaged by sample count; one JSON line per epoch
   in <out>/metrics.jsonl. Checks printed: trainable parameter counts, the loss at init beside
   ln(num_classes), the final val accuracy beside the majority-class baseline. At the end
-  <out>/checkpoint.pt holds model + optimizer + epoch + config (torch.checkpoint), which
-  --weights accepts in a later run.
+  <out>/checkpoint.pt holds model + optimizer (+ GradScaler with float16) + epoch + config
+  (torch.checkpoint), which --weights accepts in a later run. Device and precision:
+  templates/_common/amp.lua.
 
   Run (Fashion-MNIST PNGs; there is no download here):
     build/ltorch bench/make_image_folder.lua /tmp/fmnist_png 3000
@@ -47,14 +48,17 @@ usage: ltorch recipes/vision_transfer.lua --data DIR [flags]
   --val-fraction X         share of the folder held out for validation (default 0.2)
   --limit-train N          use only N training images (CI-size runs; default 0 = all)
   --seed N                 split, init and shuffling (default 0)
-  --device auto|cpu|cuda   (default auto: cuda when available)
+  --device auto|cpu|cuda|cuda:N   (default auto: cuda when available)
+  --amp                    mixed precision: autocast on the device, bfloat16 (no loss scaling needed)
+  --amp-dtype bfloat16|float16   float16 adds a GradScaler (loss scaling; needs --amp)
   --out DIR                output folder (default runs/vision_transfer)
 ]]
 
 local DEFAULTS = {
   data = "", weights = "", image_size = 32, epochs_head = 1, epochs_finetune = 2,
   lr = 1e-3, finetune_lr_scale = 0.1, batch_size = 64, weight_decay = 1e-4, clip_grad_norm = 1.0,
-  val_fraction = 0.2, limit_train = 0, seed = 0, device = "auto", out = "runs/vision_transfer",
+  val_fraction = 0.2, limit_train = 0, seed = 0, device = "auto", amp = false, amp_dtype = "bfloat16",
+  out = "runs/vision_transfer",
 }
 
 local function check_config(cfg)
@@ -69,12 +73,6 @@ local function check_config(cfg)
   if cfg.lr <= 0 then bad("--lr must be positive, got %s", cfg.lr) end
   if cfg.finetune_lr_scale < 0 then bad("--finetune-lr-scale must be >= 0, got %s", cfg.finetune_lr_scale) end
   if cfg.val_fraction <= 0 or cfg.val_fraction >= 1 then bad("--val-fraction must be in (0, 1), got %s", cfg.val_fraction) end
-  if cfg.device ~= "auto" and cfg.device ~= "cpu" and not cfg.device:match("^cuda") then
-    bad("--device must be auto, cpu or cuda[:N], got '%s'", cfg.device)
-  end
-  if cfg.device:match("^cuda") and not torch.cuda.is_available() then
-    bad("--device %s is not available (no CUDA device or CPU-only libtorch); use --device cpu", cfg.device)
-  end
   if cfg.weights ~= "" and not io.open(cfg.weights, "rb") then bad("weights file not found: %s", cfg.weights) end
 end
 
@@ -137,19 +135,18 @@ end
 
 local function trainable(model) return model:num_parameters(true), model:num_parameters() end
 
-local function train_epoch(model, loader, opt, params, cfg, device, label, set_mode)
+local function train_epoch(model, loader, opt, params, cfg, mp, label, set_mode)
   set_mode()
   local ce = nn.CrossEntropyLoss()
   local bar = trainer.progress(loader:len(), label)
   local total, n, correct, done = 0, 0, 0, 0
   for batch in loader:iter() do
-    local x, y = batch[1]:to(device), batch[2]:to(device)
+    local x, y = batch[1]:to(mp.device), batch[2]:to(mp.device)
     opt:zero_grad()
-    local out = model(x)
+    local out = mp:autocast(function() return model(x) end):float()
     local loss = ce(out, y)
-    loss:backward()
-    if cfg.clip_grad_norm > 0 then nn.utils.clip_grad_norm_(params, cfg.clip_grad_norm) end
-    opt:step()
+    mp:scale(loss):backward()
+    mp:step(opt, params, cfg.clip_grad_norm)
     local b = y:size(0)
     total, n, done = total + loss:item() * b, n + b, done + 1
     correct = correct + torch.no_grad(function() return out:argmax(1):eq(y):sum():item() end)
@@ -163,16 +160,16 @@ local function run_phase(ctx, phase, epochs, opt, params, set_mode)
   for e = 1, epochs do
     local t0 = trainer.wall()
     local label = ("%s epoch %d/%d"):format(phase, e, epochs)
-    local tl, ta = train_epoch(model, ctx.d.train_loader, opt, params, cfg, ctx.device, label, set_mode)
-    local v = trainer.evaluate(model, ctx.d.val_loader, ctx.loss_fn, "multiclass", ctx.device)
+    local tl, ta = train_epoch(model, ctx.d.train_loader, opt, params, cfg, ctx.mp, label, set_mode)
+    local v = trainer.evaluate(model, ctx.d.val_loader, ctx.loss_fn, "multiclass", ctx.mp.device, ctx.mp)
     ctx.epoch = ctx.epoch + 1
     local rec = { phase = phase, epoch = ctx.epoch, train_loss = tl, train_accuracy = ta, val_loss = v.loss,
       val_accuracy = v.accuracy, seconds = trainer.wall() - t0 }
     local f = assert(io.open(cfg.out .. "/metrics.jsonl", "ab"))
     f:write(json.encode(rec), "\n")
     f:close()
-    print(("%s  train loss %.4f  train acc %.2f %%  val loss %.4f  val acc %.2f %%  (%.1f s)"):format(
-      label, tl, 100 * ta, v.loss, 100 * v.accuracy, rec.seconds))
+    print(("%s  train loss %.4f  train acc %.2f %%  val loss %.4f  val acc %.2f %%%s  (%.1f s)"):format(
+      label, tl, 100 * ta, v.loss, 100 * v.accuracy, ctx.mp:scale_note(), rec.seconds))
     ctx.last = v
   end
 end
@@ -181,8 +178,9 @@ local function main()
   io.stdout:setvbuf("line")
   local cfg = config.parse(arg or {}, DEFAULTS)
   check_config(cfg)
+  local mp = trainer.amp(cfg)
+  local device = mp.device
   local t0 = trainer.wall()
-  local device = cfg.device == "auto" and (torch.cuda.is_available() and "cuda" or "cpu") or cfg.device
   local d = image_data.load(cfg.data, cfg)
   local k = d.num_classes
   local model, origin = build_model(cfg, k)
@@ -190,10 +188,10 @@ local function main()
   os.execute("mkdir -p '" .. cfg.out:gsub("'", "'\\''") .. "'")
   os.remove(cfg.out .. "/metrics.jsonl")
   print(("data %s: %d classes, %d train / %d val images at %dx%d; resnet18 (%d parameters) from %s on %s"):format(
-    cfg.data, k, d.n_train, d.n_val, cfg.image_size, cfg.image_size, model:num_parameters(), origin, device))
-  local ctx = { cfg = cfg, model = model, d = d, device = device, epoch = 0,
+    cfg.data, k, d.n_train, d.n_val, cfg.image_size, cfg.image_size, model:num_parameters(), origin, mp:describe()))
+  local ctx = { cfg = cfg, model = model, d = d, mp = mp, epoch = 0,
     loss_fn = (function() local ce = nn.CrossEntropyLoss(); return function(o, y) return ce(o, y) end end)() }
-  ctx.last = trainer.evaluate(model, d.val_loader, ctx.loss_fn, "multiclass", device)
+  ctx.last = trainer.evaluate(model, d.val_loader, ctx.loss_fn, "multiclass", device, mp)
   print(("loss at init %.4f (uniform guess ln(%d) = %.4f)"):format(ctx.last.loss, k, math.log(k)))
 
   local backbone, head = group_params(model)
@@ -219,7 +217,8 @@ local function main()
   local saved = { classes = d.classes, num_classes = k, mean = image_data.MEAN, std = image_data.STD }
   for key, v in pairs(cfg) do saved[key] = v end
   local path = cfg.out .. "/checkpoint.pt"
-  torch.checkpoint.save_training_state(path, { model = model, optimizer = opt, epoch = ctx.epoch, config = saved })
+  torch.checkpoint.save_training_state(path, { model = model, optimizer = opt, scaler = mp.scaler, epoch = ctx.epoch,
+    config = saved })
   print("checkpoint " .. path)
   print(("result: vision_transfer accuracy %.4f  baseline %.4f  in %.0f s"):format(ctx.last.accuracy, base, trainer.wall() - t0))
 end

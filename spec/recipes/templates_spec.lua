@@ -52,7 +52,7 @@ describe("tools/new.lua templates", function()
       local out, code = sh(("%s tools/new.lua %s %s"):format(bin, name, dir))
       assert.are.equal(0, code, out)
       assert.truthy(out:find("next: cd " .. dir .. " && " .. hint, 1, true), out)
-      for _, f in ipairs({ "README.md", "config.lua", "flags.lua", "spec/smoke_spec.lua", file }) do
+      for _, f in ipairs({ "README.md", "config.lua", "flags.lua", "amp.lua", "spec/smoke_spec.lua", file }) do
         assert.truthy(io.open(dir .. "/" .. f, "rb"), f)
       end
       local readme = io.open(dir .. "/README.md"):read("*a")

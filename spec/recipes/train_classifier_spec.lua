@@ -3,6 +3,10 @@
   (Fashion-MNIST, 2000 training images, 1 epoch), then its outputs: metrics JSONL, the
   best/last checkpoints, --resume, a CSV table for each task (binary, multiclass, regression:
   small tables written here), and bad flags / configs (one line + usage, exit 2).
+  Device and mixed precision: --amp trains in bfloat16 on the CPU; --amp --amp-dtype float16
+  trains with a GradScaler whose state is in the checkpoint and comes back with --resume;
+  evaluate.lua / inference.lua take --amp; --device cuda on a machine without CUDA, a bad
+  --amp-dtype and float16 without --amp are usage errors.
   The protocol other tools use (recipes.classifier_lib.build) is checked directly.
 
   Run: build/ltorch /usr/bin/busted spec/recipes/train_classifier_spec.lua   (~30 s on 2 cores)
@@ -138,7 +142,13 @@ describe("recipes/train_classifier.lua", function()
       { "--data csv:/nonexistent.csv", "data file not found: /nonexistent.csv" },
       { "--config " .. tmp .. "/bad.lua", "unknown config key 'epoch'" },
       { "--config " .. tmp .. "/badtype.lua", "config key 'lr' expects a number, got string" },
+      { "--device tpu", "--device must be auto, cpu, cuda or cuda:N, got 'tpu'" },
+      { "--amp --amp-dtype int8", "--amp-dtype must be bfloat16 or float16, got 'int8'" },
+      { "--amp-dtype float16", "--amp-dtype float16 needs --amp (mixed precision is off)" },
     }
+    if not require("torch").cuda.is_available() then
+      cases[#cases + 1] = { "--device cuda", "--device cuda is not available (no CUDA device, or a CPU-only libtorch)" }
+    end
     for _, case in ipairs(cases) do
       it(case[1], function()
         write(tmp .. "/bad.lua", "return { epoch = 3 }\n")
@@ -149,6 +159,63 @@ describe("recipes/train_classifier.lua", function()
         assert.truthy(o:find("usage: ltorch recipes/train_classifier.lua", 1, true), o)
         assert.falsy(o:find("traceback", 1, true), o)
       end)
+    end
+  end)
+end)
+
+describe("recipes/train_classifier.lua --amp (CPU)", function()
+  local SMALL = "--device cpu --limit-train 500 --limit-eval 200 --batch-size 128 "
+  local function sh(cmd)
+    local p = io.popen(cmd .. " 2>&1; echo \"exit=$?\"")
+    local o = p:read("*a")
+    p:close()
+    return o, tonumber(o:match("exit=(%d+)%s*$"))
+  end
+
+  it("--amp trains in bfloat16; evaluate.lua and inference.lua take --amp", function()
+    local dir = tmp .. "/bf16"
+    local o, c = run(SMALL .. "--epochs 2 --amp --out " .. dir)
+    assert.are.equal(0, c, o)
+    assert.truthy(o:find("on cpu, amp bfloat16\n", 1, true), o)
+    local l1 = tonumber(o:match("epoch 1  train loss ([%d%.]+)"))
+    local l2 = tonumber(o:match("epoch 2  train loss ([%d%.]+)"))
+    assert.is_true(l1 ~= nil and l2 ~= nil and l2 < l1, o)
+    assert.truthy(read(dir .. "/checkpoints/checkpoint-00000002.pt"))
+    o, c = sh(bin .. " recipes/evaluate.lua --amp --device cpu " .. dir .. "/checkpoints")
+    assert.are.equal(0, c, o)
+    assert.truthy(o:find("on cpu, amp bfloat16)", 1, true), o)
+    o, c = sh(bin .. " recipes/inference.lua " .. dir .. "/checkpoints/checkpoint-00000002.pt --amp --device cpu --output " .. dir .. "/p.csv")
+    assert.are.equal(0, c, o)
+    assert.truthy(read(dir .. "/p.csv"):match("^index,prediction,probability\n0,"))
+  end)
+
+  it("--amp --amp-dtype float16 trains with a GradScaler; its state is checkpointed and resumed", function()
+    local dir = tmp .. "/fp16"
+    local o, c = run(SMALL .. "--epochs 1 --amp --amp-dtype float16 --out " .. dir)
+    assert.are.equal(0, c, o)
+    assert.truthy(o:find("on cpu, amp float16 + GradScaler\n", 1, true), o)
+    assert.truthy(o:find("loss scale 65536, skipped steps 0", 1, true), o)
+    local st = require("torch").load(dir .. "/checkpoints/checkpoint-00000001.pt")
+    local steps = 4                                            -- 500 samples, batch 128
+    assert.are.equal(65536, st.scaler.scale)
+    assert.are.equal(steps, st.scaler._growth_tracker)        -- one update() per step
+    assert.truthy(read(dir .. "/metrics.jsonl"):match('"loss_scale":%d+'))
+    o, c = run(SMALL .. "--epochs 2 --amp --amp-dtype float16 --resume --out " .. dir)
+    assert.are.equal(0, c, o)
+    st = require("torch").load(dir .. "/checkpoints/checkpoint-00000002.pt")
+    assert.are.equal(2 * steps, st.scaler._growth_tracker)     -- the scaler came back with --resume
+  end)
+
+  it("evaluate.lua and inference.lua: --device cuda without CUDA and float16 without --amp are usage errors", function()
+    local ckpt = tmp .. "/bf16/checkpoints"
+    local o, c = sh(bin .. " recipes/evaluate.lua " .. ckpt .. " --amp-dtype float16")
+    assert.are.equal(2, c, o)
+    assert.truthy(o:find("evaluate: --amp-dtype float16 needs --amp", 1, true), o)
+    if not require("torch").cuda.is_available() then
+      o, c = sh(bin .. " recipes/inference.lua " .. ckpt .. "/checkpoint-00000002.pt --device cuda")
+      assert.are.equal(2, c, o)
+      assert.truthy(o:find("inference: --device cuda is not available", 1, true), o)
+      assert.truthy(o:find("usage: ltorch recipes/inference.lua", 1, true), o)
     end
   end)
 end)

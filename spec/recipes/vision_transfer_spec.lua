@@ -13,6 +13,10 @@
       state dict saved by PyTorch loads with strict keys, and eval-mode outputs on the same
       input agree within 1e-4; a torchvision 1000-class file gets a new 10-class head;
     - bad flags and files: one line, the usage, exit 2, no traceback.
+    - --amp on the CPU (40 images, the head phase only: ResNet-18 in bfloat16 is slow on a CPU
+      without bfloat16 instructions): bfloat16 trains (finite losses, a checkpoint); float16 adds
+      a GradScaler whose state is in the checkpoint; --device cuda without CUDA, a bad
+      --amp-dtype and float16 without --amp are usage errors.
     - image_data.resize_crop: shorter side to S, centre crop, uint8 (3, S, S).
 
   Run: build/ltorch /usr/bin/busted spec/recipes/vision_transfer_spec.lua   (~40 s on 2 cores)
@@ -135,6 +139,48 @@ describe("recipes/vision_transfer.lua", function()
         assert.truthy(o:find("usage: ltorch recipes/vision_transfer.lua", 1, true), o)
         assert.falsy(o:find("traceback", 1, true), o)
       end)
+    end
+  end)
+end)
+
+describe("recipes/vision_transfer.lua --amp (CPU)", function()
+  local small = tmp .. "/png40"
+  local TINY = "--device cpu --data " .. small .. " --limit-train 16 --batch-size 16 --epochs-finetune 0 "
+  setup(function() image_folder(small, 40) end)
+
+  it("--amp trains the head in bfloat16 and writes the checkpoint", function()
+    local o, c = run(TINY .. "--amp --out " .. tmp .. "/bf16")
+    assert.are.equal(0, c, o)
+    assert.truthy(o:find("from random init on cpu, amp bfloat16\n", 1, true), o)
+    local tl, vl = o:match("head epoch 1/1  train loss ([%d%.]+)  train acc [%d%.]+ %%  val loss ([%d%.]+)")
+    assert.is_true(tonumber(tl) ~= nil and tonumber(vl) ~= nil and tonumber(vl) < 10, o)   -- finite
+    local st = torch.load(tmp .. "/bf16/checkpoint.pt")
+    assert.is_nil(st.scaler)
+    assert.is_true(st.config.amp)
+  end)
+
+  it("--amp --amp-dtype float16 adds a GradScaler, its state in the checkpoint", function()
+    local o, c = run(TINY .. "--amp --amp-dtype float16 --out " .. tmp .. "/fp16")
+    assert.are.equal(0, c, o)
+    assert.truthy(o:find("on cpu, amp float16 + GradScaler\n", 1, true), o)
+    assert.truthy(o:match("head epoch 1/1  train loss [%d%.]+ .- loss scale %d+, skipped steps %d+"), o)
+    local st = torch.load(tmp .. "/fp16/checkpoint.pt")
+    assert.are.equal(65536, st.scaler.scale)
+    assert.are.equal(1, st.scaler._growth_tracker)   -- 16 images, batch 16: one update()
+  end)
+
+  it("--device cuda without CUDA, a bad --amp-dtype, float16 without --amp: one line, usage, exit 2", function()
+    local cases = {
+      { "--amp --amp-dtype int8", "--amp-dtype must be bfloat16 or float16, got 'int8'" },
+      { "--amp-dtype float16", "--amp-dtype float16 needs --amp" },
+      { "--device cuda:x", "--device must be auto, cpu, cuda or cuda:N, got 'cuda:x'" },
+    }
+    if not torch.cuda.is_available() then cases[#cases + 1] = { "--device cuda", "--device cuda is not available" } end
+    for _, case in ipairs(cases) do
+      local o, c = run("--data " .. small .. " " .. case[1])
+      assert.are.equal(2, c, o)
+      assert.truthy(o:find("vision_transfer: " .. case[2], 1, true) == 1, o)
+      assert.truthy(o:find("usage: ltorch recipes/vision_transfer.lua", 1, true), o)
     end
   end)
 end)

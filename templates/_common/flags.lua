@@ -1,10 +1,12 @@
 --[[
   flags.lua — config.lua overridden by command-line flags, for every script of this project.
       local config = require("flags").parse(arg, "train.lua")
+      local mp = require("flags").amp(config, "train.lua")   -- device + mixed precision (amp.lua)
   `--key value` (dashes become underscores: --batch-size 32) replaces config[key]; the value
-  must have the type of config.lua's default (number, string, or true/false). An unknown flag
-  or a value of the wrong type prints one line and the usage, and exits with status 2;
-  --help prints the keys and their defaults.
+  must have the type of config.lua's default (number, string, or true/false). A true/false key
+  also takes no value: `--amp` sets it, `--no-amp` clears it. An unknown flag, a value of the
+  wrong type, or a bad device / amp setting prints one line and the usage, and exits with
+  status 2; --help prints the keys and their defaults.
 ]]
 local M = {}
 
@@ -42,11 +44,28 @@ function M.parse(argv, script)
     local key = argv[i]:match("^%-%-([%w%-_]+)$")
     if not key then M.fail(script, "unexpected argument '" .. argv[i] .. "'") end
     key = key:gsub("%-", "_")
-    if config[key] == nil then M.fail(script, "unknown flag --" .. key:gsub("_", "-")) end
-    if argv[i + 1] == nil then M.fail(script, "flag --" .. key:gsub("_", "-") .. " needs a value") end
-    config[key], i = convert(script, key:gsub("_", "-"), config[key], argv[i + 1]), i + 2
+    local flag = key:gsub("_", "-")
+    local off = key:match("^no_(.+)$")
+    if config[key] == nil and off and type(config[off]) == "boolean" then
+      config[off], i = false, i + 1
+    elseif config[key] == nil then
+      M.fail(script, "unknown flag --" .. flag)
+    elseif type(config[key]) == "boolean" and argv[i + 1] ~= "true" and argv[i + 1] ~= "false" then
+      config[key], i = true, i + 1
+    else
+      if argv[i + 1] == nil then M.fail(script, "flag --" .. flag .. " needs a value") end
+      config[key], i = convert(script, flag, config[key], argv[i + 1]), i + 2
+    end
   end
   return config
+end
+
+-- The run's device and mixed precision from config.device / amp / amp_dtype (amp.lua); a bad
+-- value (a CUDA device this machine lacks, an unknown dtype) fails like a bad flag.
+function M.amp(config, script, opts)
+  local mp, err = require("amp").new(config, opts)
+  if not mp then M.fail(script, err) end
+  return mp
 end
 
 return M

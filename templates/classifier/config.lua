@@ -6,7 +6,9 @@
 ]]
 return {
   seed = 0,
-  device = "auto",        -- "auto" (cuda when available), "cpu", "cuda"
+  device = "auto",        -- "auto" (cuda when available), "cpu", "cuda", "cuda:N"
+  amp = false,            -- mixed precision: the forward under autocast on the device
+  amp_dtype = "bfloat16", -- "bfloat16" (no loss scaling needed) or "float16" (adds a GradScaler)
   hidden = 256,           -- width of the MLP's hidden layer
   dropout = 0.1,
   epochs = 10,

@@ -15,7 +15,7 @@ local function main()
     if not path then io.stderr:write("evaluate.lua: no checkpoint yet; run ltorch train.lua first\n"); os.exit(2) end
   end
   if not io.open(path, "rb") then io.stderr:write("evaluate.lua: no such file: " .. path .. "\n"); os.exit(2) end
-  local st = torch.load(path)
+  local st = torch.load(path, { map_location = "cpu" })   -- a checkpoint from a GPU run reads here too
   local config = st.config
   local model = model_mod.new(config)
   model:load_state_dict(st.model)

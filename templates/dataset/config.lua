@@ -5,6 +5,9 @@
 ]]
 return {
   seed = 0,
+  device = "auto",             -- "auto" (cuda when available), "cpu", "cuda", "cuda:N"
+  amp = false,                 -- mixed precision: the forward under autocast on the device
+  amp_dtype = "bfloat16",      -- "bfloat16" (no loss scaling needed) or "float16" (adds a GradScaler)
   csv = "sample/labels.csv",   -- your data: a CSV with a header, one row per sample
   root = "sample",             -- file paths in the CSV are relative to this folder
   file_column = "file",

@@ -5,7 +5,10 @@
 ]]
 return {
   seed = 0,
-  backend = "gloo",       -- "gloo" on CPU; "nccl" on a CUDA build with one GPU per rank
+  device = "auto",        -- "auto" (cuda when available), "cpu", "cuda", "cuda:N"
+  amp = false,            -- mixed precision: the forward under autocast on the device
+  amp_dtype = "bfloat16", -- "bfloat16" (no loss scaling needed) or "float16" (adds a GradScaler)
+  backend = "auto",       -- "auto": "nccl" on CUDA (one GPU per rank), "gloo" on the CPU
   timeout = 300,          -- seconds: rendezvous and every collective (a dead peer is an error, not a hang)
   hidden = 256,
   epochs = 3,

@@ -9,8 +9,11 @@
   gradients, so 2 ranks take the same steps as one process. Only rank 0 prints and writes
   <out>/metrics.jsonl and <out>/checkpoints/ (the bare model without DDP's "module." prefix,
   optimizer, epoch, config). Losses and accuracies are summed over all ranks (all_reduce) and
-  averaged by sample count. The loop: model:train(); zero_grad -> forward -> loss ->
-  ddp:backward (all-reduce) -> clip -> step; evaluation under eval() + inference_mode.
+  averaged by sample count. The loop: model:train(); zero_grad -> forward (autocast with --amp)
+  -> loss -> ddp:backward (all-reduce; the loss scaled with --amp-dtype float16) -> clip -> step;
+  evaluation under eval() + inference_mode.
+  Devices (amp.lua): --device auto takes a GPU when there is one, each rank its own
+  (cuda:LOCAL_RANK); --backend auto then picks NCCL (Gloo on the CPU).
 ]]
 local torch = require "torch"
 local json = require "torch.serialization.json"
@@ -21,61 +24,66 @@ local dist = torch.distributed
 local data = torch.utils.data
 
 -- The process group: from the launcher's environment, or a world of one.
-local function init(config)
+local function init(config, backend)
   if os.getenv("RANK") then
-    dist.init_process_group({ backend = config.backend, timeout = config.timeout })
+    dist.init_process_group({ backend = backend, timeout = config.timeout })
   else
     local base = os.tmpname()
     os.remove(base)
-    dist.init_process_group({ backend = config.backend, init_method = "file://" .. base .. ".store",
+    dist.init_process_group({ backend = backend, init_method = "file://" .. base .. ".store",
       rank = 0, world_size = 1, timeout = config.timeout })
   end
   return dist.get_rank(), dist.get_world_size()
 end
 
--- Sums {loss * samples, correct, samples} over every rank.
-local function reduce(total, correct, n)
-  local t = torch.tensor({ total, correct, n }, { dtype = torch.float64 })
+-- Sums {loss * samples, correct, samples} over every rank (on the run's device: NCCL reduces
+-- CUDA tensors only).
+local function reduce(total, correct, n, device)
+  local t = torch.tensor({ total, correct, n }, { dtype = torch.float64, device = device })
   dist.all_reduce(t)
-  local s = t:tolist()
+  local s = t:cpu():tolist()
   return s[1] / s[3], s[2] / s[3], s[3]
 end
 
-local function train_epoch(ddp, loader, criterion, opt, clip)
+local function train_epoch(ddp, loader, criterion, opt, clip, mp)
   ddp:train()
   local total, correct, n = 0, 0, 0
   for batch in loader:iter() do
-    local x, y = batch[1], batch[2]
+    local x, y = batch[1]:to(mp.device), batch[2]:to(mp.device)
     opt:zero_grad()
-    local logits = ddp(x)
+    local logits = mp:autocast(function() return ddp(x) end):float()
     local loss = criterion(logits, y)
-    ddp:backward(loss)                       -- backward, then gradients averaged over the ranks
-    torch.nn.utils.clip_grad_norm_(ddp:parameters(), clip)
-    opt:step()
+    ddp:backward(mp:scale(loss))             -- backward, then gradients averaged over the ranks
+    mp:step(opt, ddp:parameters(), clip)
     total, n = total + loss:item() * y:size(0), n + y:size(0)
     correct = correct + logits:detach():argmax(1):eq(y):sum():item()
   end
-  return reduce(total, correct, n)
+  return reduce(total, correct, n, mp.device)
 end
 
 -- Each rank scores its own rows of the evaluation set (rank, rank + W, ...), then the sums meet.
-local function evaluate(model, loader, criterion)
+local function evaluate(model, loader, criterion, mp)
   model:eval()
   local total, correct, n = 0, 0, 0
   torch.inference_mode(function()
     for batch in loader:iter() do
-      local logits = model(batch[1])
-      total, n = total + criterion(logits, batch[2]):item() * batch[2]:size(0), n + batch[2]:size(0)
-      correct = correct + logits:argmax(1):eq(batch[2]):sum():item()
+      local x, y = batch[1]:to(mp.device), batch[2]:to(mp.device)
+      local logits = mp:autocast(function() return model(x) end):float()
+      total, n = total + criterion(logits, y):item() * y:size(0), n + y:size(0)
+      correct = correct + logits:argmax(1):eq(y):sum():item()
     end
   end)
-  return reduce(total, correct, n)
+  return reduce(total, correct, n, mp.device)
 end
 
 local function main()
   io.stdout:setvbuf("line")
   local config = flags.parse(arg or {}, "train.lua")
-  local rank, world = init(config)
+  local mp = flags.amp(config, "train.lua", { local_rank = tonumber(os.getenv("LOCAL_RANK") or "") })
+  if mp.device_type == "cuda" then torch.cuda.set_device(mp.device) end
+  local backend = config.backend
+  if backend == "auto" then backend = (mp.device_type == "cuda" and dist.is_nccl_available()) and "nccl" or "gloo" end
+  local rank, world = init(config, backend)
   local function log(...) if rank == 0 then print(...) end end
   if config.batch_size % world ~= 0 then
     flags.fail("train.lua", ("--batch-size %d is not divisible by the world size %d"):format(config.batch_size, world))
@@ -89,13 +97,14 @@ local function main()
   local rows = {}
   for i = rank, test_set:len() - 1, world do rows[#rows + 1] = i end
   local test = data.DataLoader(data.Subset(test_set, rows), { batch_size = 1000 })
-  local model = model_mod.new(config)
+  local model = model_mod.new(config):to(mp.device)   -- before DDP wraps it
   local ddp = torch.nn.parallel.DistributedDataParallel(model)   -- broadcasts rank 0's weights
   local opt = torch.optim.SGD(ddp:parameters(), { lr = config.lr, momentum = config.momentum })
   local criterion = torch.nn.CrossEntropyLoss()
-  log(("world size %d: %d train / %d test images, global batch %d (%d per rank), %d parameters"):format(
-    world, train_set:len(), test_set:len(), config.batch_size, math.floor(config.batch_size / world), model:num_parameters()))
-  local init_loss = evaluate(model, test, criterion)
+  log(("world size %d (%s): %d train / %d test images, global batch %d (%d per rank), %d parameters on %s"):format(
+    world, backend, train_set:len(), test_set:len(), config.batch_size, math.floor(config.batch_size / world),
+    model:num_parameters(), mp:describe()))
+  local init_loss = evaluate(model, test, criterion, mp)
   log(("loss at init %.4f (uniform guess ln(10) = %.4f)"):format(init_loss, math.log(10)))
   local mgr, metrics
   if rank == 0 then
@@ -107,16 +116,17 @@ local function main()
   for epoch = 1, config.epochs do
     local t0 = os.time()
     sampler:set_epoch(epoch)
-    local train_loss, train_acc = train_epoch(ddp, train, criterion, opt, config.clip_grad_norm)
+    local train_loss, train_acc = train_epoch(ddp, train, criterion, opt, config.clip_grad_norm, mp)
     local test_loss
-    test_loss, test_acc = evaluate(model, test, criterion)
-    log(("epoch %d  train loss %.4f  test loss %.4f  train acc %.2f %%  test acc %.2f %%  (%d s)"):format(
-      epoch, train_loss, test_loss, 100 * train_acc, 100 * test_acc, os.time() - t0))
+    test_loss, test_acc = evaluate(model, test, criterion, mp)
+    log(("epoch %d  train loss %.4f  test loss %.4f  train acc %.2f %%  test acc %.2f %%%s  (%d s)"):format(
+      epoch, train_loss, test_loss, 100 * train_acc, 100 * test_acc, mp:scale_note(), os.time() - t0))
     if rank == 0 then
       metrics:write(json.encode({ epoch = epoch, train_loss = train_loss, train_accuracy = train_acc,
         test_loss = test_loss, test_accuracy = test_acc, world_size = world }), "\n")
       metrics:flush()
-      mgr:save(epoch, { model = model, optimizer = opt, epoch = epoch, config = config }, { test_loss = test_loss })
+      mgr:save(epoch, { model = model, optimizer = opt, scaler = mp.scaler, epoch = epoch, config = config },
+        { test_loss = test_loss })
     end
   end
   if metrics then metrics:close() end

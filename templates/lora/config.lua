@@ -5,7 +5,10 @@
 ]]
 return {
   seed = 0,
-  -- texts: "auto" = Moby Dick (pretrain) and Hamlet act I (fine-tune) from
+  device = "auto",        -- "auto" (cuda when available), "cpu", "cuda", "cuda:N"
+  amp = false,            -- mixed precision: the forward under autocast on the device
+  amp_dtype = "bfloat16", -- "bfloat16" (no loss scaling needed) or "float16" (adds a GradScaler)
+  -- texts: "auto" = the King James Bible (pretrain) and Hamlet act I (fine-tune) from
   -- ~/.cache/ltorch/datasets (bash recipes/fetch_lm_data.sh in the ltorch checkout), falling
   -- back to texts every Debian system has; or a file / a folder of chapter_N.txt files.
   pretrain_text = "auto",

@@ -2,7 +2,8 @@
   data.lua — the two texts as byte tensors, random training windows, and a fixed validation set.
   texts(config) -> pretrain, finetune: each {name, path, train (N) int64, val (M) int64}
       a 90/10 split by position. "auto" picks the first text found of
-        pretrain: Moby Dick (~/.cache/ltorch/datasets/moby-dick, recipes/fetch_lm_data.sh),
+        pretrain: the King James Bible (~/.cache/ltorch/datasets/bible-kjv/kjv.txt, from
+                  recipes/fetch_lm_data.sh in the ltorch checkout),
                   then Debian's fortunes "literature", then the GPL-3 text (always installed);
         finetune: Hamlet act I (~/.cache/ltorch/datasets/hamlet), then fortunes "fortunes",
                   then the Apache-2.0 text.
@@ -15,7 +16,7 @@ local M = {}
 
 local CACHE = os.getenv("LTORCH_DATA_CACHE") or ((os.getenv("HOME") or "/tmp") .. "/.cache/ltorch/datasets")
 M.CANDIDATES = {
-  pretrain = { { "Moby Dick", CACHE .. "/moby-dick/package/data" },
+  pretrain = { { "King James Bible", CACHE .. "/bible-kjv/kjv.txt" },
                { "fortunes: literature", "/usr/share/games/fortunes/literature" },
                { "GPL-3", "/usr/share/common-licenses/GPL-3" } },
   finetune = { { "Hamlet act I", CACHE .. "/hamlet/hamlet-act-1.txt" },

@@ -2,7 +2,8 @@
   lora.lua — LoRA adapters (Hu et al. 2021, https://arxiv.org/abs/2106.09685) for nn.Linear.
       LoRALinear(base, rank, alpha)   y = base(x) + (alpha / rank) * x A^T B^T
           base Linear (in -> out) frozen; lora_A (rank, in) ~ N(0, 1/rank), lora_B (out, rank)
-          zero, so a fresh adapter leaves the model's output exactly as it was.
+          zero (on base's device and dtype), so a fresh adapter leaves the model's output
+          exactly as it was.
           :merge()   folds the update into base.weight (W += alpha/rank * B A): inference costs
                      nothing extra;  :unmerge() takes it out again (for more training).
       apply(model, {rank =, alpha =, targets = {"linear1", ...}}) -> trainable parameters
@@ -24,8 +25,9 @@ function LoRALinear:__init(base, rank, alpha)
   self.base = base
   base:requires_grad_(false)
   self.rank, self.alpha, self.scaling, self.merged = rank, alpha, alpha / rank, false
-  self.lora_A = nn.Parameter(torch.randn(rank, base.in_features) / math.sqrt(rank))
-  self.lora_B = nn.Parameter(torch.zeros(base.out_features, rank))
+  local on = { device = base.weight.device, dtype = base.weight.dtype }
+  self.lora_A = nn.Parameter(torch.randn(rank, base.in_features, on) / math.sqrt(rank))
+  self.lora_B = nn.Parameter(torch.zeros(base.out_features, rank, on))
 end
 
 -- x (*, in) -> (*, out)

@@ -26,8 +26,8 @@ end
 
 function CharLM:forward(ids)
   local T = ids:size(1)
-  local causal = torch.ones(T, T, { dtype = torch.bool }):triu(1)   -- true: may not attend
-  local h = self.embed(ids) + self.pos(torch.arange(T))
+  local causal = torch.ones(T, T, { dtype = torch.bool, device = ids.device }):triu(1)   -- true: may not attend
+  local h = self.embed(ids) + self.pos(torch.arange(T, { device = ids.device }))
   return self.head(self.norm(self.encoder(h, { mask = causal })))
 end
 

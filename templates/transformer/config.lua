@@ -6,7 +6,9 @@
 ]]
 return {
   seed = 0,
-  device = "auto",           -- "auto" (cuda when available), "cpu", "cuda"
+  device = "auto",           -- "auto" (cuda when available), "cpu", "cuda", "cuda:N"
+  amp = false,               -- mixed precision: the forward under autocast on the device
+  amp_dtype = "bfloat16",    -- "bfloat16" (no loss scaling needed) or "float16" (adds a GradScaler)
   languages = "en,de,es,it", -- fortunes languages (Debian packages fortunes, fortunes-de, -es, -it)
   per_language = 2000,       -- texts per language (smaller: faster; smoke tests use 200)
   max_len = 96,              -- characters per text (T); longer texts are cut

@@ -1,7 +1,9 @@
 --[[
   spec/smoke_spec.lua — the dataset follows torch.data's protocol, loads the same with and
-  without workers, check.lua reports on the sample data, and train.lua runs one epoch.
-  Run from the project folder: ltorch /usr/bin/busted spec    (~10 s)
+  without workers, check.lua reports on the sample data, and train.lua runs one epoch; mixed
+  precision on the CPU: --amp (bfloat16) trains, --amp --amp-dtype float16 trains with a
+  GradScaler whose state is in the checkpoint; bad device / precision flags exit 2.
+  Run from the project folder: ltorch /usr/bin/busted spec    (~15 s)
 ]]
 local torch = require "torch"
 local Dataset = require "dataset"
@@ -52,6 +54,38 @@ describe("check.lua and train.lua", function()
     assert.are.equal(0, code, out)
     assert.truthy(out:match("loss at init [%d%.]+ %(uniform guess ln%(3%)"), out)
     assert.truthy(io.open("runs/smoke/checkpoints/checkpoint-00000001.pt", "rb"))
+  end)
+
+  it("train.lua trains with --amp in bfloat16 on the CPU", function()
+    local out, code = sh(bin .. " train.lua --device cpu --epochs 2 --num-workers 0 --amp --out runs/amp")
+    assert.are.equal(0, code, out)
+    assert.truthy(out:find("parameters on cpu, amp bfloat16\n", 1, true), out)
+    local l1, l2 = out:match("epoch 1  train loss ([%d%.]+)"), out:match("epoch 2  train loss ([%d%.]+)")
+    assert.is_true(tonumber(l1) ~= nil and tonumber(l2) ~= nil and tonumber(l2) < tonumber(l1), out)
+    assert.truthy(io.open("runs/amp/checkpoints/checkpoint-00000002.pt", "rb"))
+  end)
+
+  it("train.lua trains with --amp --amp-dtype float16 and a GradScaler, its state in the checkpoint", function()
+    local out, code = sh(bin .. " train.lua --device cpu --epochs 1 --num-workers 0 --amp --amp-dtype float16 --out runs/fp16")
+    assert.are.equal(0, code, out)
+    assert.truthy(out:find("parameters on cpu, amp float16 + GradScaler\n", 1, true), out)
+    assert.truthy(out:match("loss scale %d+, skipped steps %d+"), out)
+    local st = torch.load("runs/fp16/checkpoints/checkpoint-00000001.pt")
+    assert.are.equal(65536, st.scaler.scale)
+    assert.are.equal(5, st.scaler._growth_tracker)   -- 36 training images, batch 8: one update() per step
+  end)
+
+  it("train.lua rejects a bad device or precision with exit 2", function()
+    local cases = {
+      { "--amp --amp-dtype int8", "--amp-dtype must be bfloat16 or float16, got 'int8'" },
+      { "--amp-dtype float16", "--amp-dtype float16 needs --amp" },
+    }
+    if not torch.cuda.is_available() then cases[#cases + 1] = { "--device cuda", "--device cuda is not available" } end
+    for _, case in ipairs(cases) do
+      local out, code = sh(bin .. " train.lua " .. case[1])
+      assert.are.equal(2, code, out)
+      assert.truthy(out:find("train.lua: " .. case[2], 1, true) == 1, out)
+    end
   end)
 
   it("rejects a bad flag and a missing CSV with exit 2", function()

@@ -1,7 +1,9 @@
 --[[
   spec/smoke_spec.lua — LoRALinear's contract (starts as the base layer, only adapters train,
-  merge / unmerge keep the output, adapters save alone) and one short run of train.lua.
-  Run from the project folder: ltorch /usr/bin/busted spec    (~10 s)
+  merge / unmerge keep the output, adapters save alone) and one short run of train.lua; mixed
+  precision on the CPU with a tiny model: --amp (bfloat16) fine-tunes, --amp --amp-dtype
+  float16 fine-tunes with a GradScaler whose state is in the checkpoint; bad device / precision
+  flags exit 2. Run from the project folder: ltorch /usr/bin/busted spec    (~25 s)
 ]]
 local torch = require "torch"
 local lora = require "lora"
@@ -63,6 +65,41 @@ describe("train.lua", function()
     local before, after = out:match("val loss ([%d%.]+) %-> ([%d%.]+) after LoRA")
     assert.is_true(tonumber(after) < tonumber(before), out)
     assert.truthy(io.open("runs/smoke/adapters.pt", "rb"), "adapters.pt")
+  end)
+
+  local TINY = " --device cpu --epochs 1 --limit-steps 4 --batch-size 4 --context 16 --d-model 16 --heads 2 --layers 1"
+    .. " --eval-batches 2"
+
+  it("pretrains and fine-tunes with --amp in bfloat16 on the CPU", function()
+    local out, code = sh(bin .. " train.lua --amp --out runs/amp" .. TINY)
+    assert.are.equal(0, code, out)
+    assert.truthy(out:find("parameters on cpu, amp bfloat16\n", 1, true), out)
+    local before, after = out:match("val loss ([%d%.]+) %-> ([%d%.]+) after LoRA")
+    assert.is_true(tonumber(after) ~= nil and tonumber(after) < tonumber(before), out)
+    assert.truthy(io.open("runs/amp/adapters.pt", "rb"), "adapters.pt")
+  end)
+
+  it("fine-tunes with --amp --amp-dtype float16 and a GradScaler, its state in the checkpoint", function()
+    local out, code = sh(bin .. " train.lua --amp --amp-dtype float16 --out runs/fp16" .. TINY)
+    assert.are.equal(0, code, out)
+    assert.truthy(out:find("parameters on cpu, amp float16 + GradScaler\n", 1, true), out)
+    assert.truthy(out:match("loss scale %d+, skipped steps %d+"), out)
+    local st = torch.load("runs/fp16/checkpoints/checkpoint-00000001.pt")
+    assert.are.equal(65536, st.scaler.scale)
+    assert.are.equal(8, st.scaler._growth_tracker)   -- 4 pretraining + 4 fine-tuning steps, one update() each
+  end)
+
+  it("rejects a bad device or precision with exit 2", function()
+    local cases = {
+      { "--amp --amp-dtype int8", "--amp-dtype must be bfloat16 or float16, got 'int8'" },
+      { "--amp-dtype float16", "--amp-dtype float16 needs --amp" },
+    }
+    if not torch.cuda.is_available() then cases[#cases + 1] = { "--device cuda", "--device cuda is not available" } end
+    for _, case in ipairs(cases) do
+      local out, code = sh(bin .. " train.lua " .. case[1])
+      assert.are.equal(2, code, out)
+      assert.truthy(out:find("train.lua: " .. case[2], 1, true) == 1, out)
+    end
   end)
 
   it("rejects a bad flag with exit 2", function()
