@@ -102,6 +102,27 @@ end
 function ModuleList:list() return self:children() end
 function ModuleList:forward() error("ModuleList is a container; call its modules, not the list", 2) end
 
+-- PyTorch 2.x's ModuleList repr: a run of children that print the same shows once, as
+-- "(0-5): 6 x Linear(...)" (torch/nn/modules/container.py, ModuleList.__repr__).
+function ModuleList:__repr()
+  local children = self:children()
+  if #children == 0 then return "ModuleList()" end
+  local runs = {}   -- { first index, last index, repr }
+  for i, m in ipairs(children) do
+    local r, last = tostring(m), runs[#runs]
+    if last and last[3] == r then last[2] = i - 1 else runs[#runs + 1] = { i - 1, i - 1, r } end
+  end
+  local lines = { "ModuleList(" }
+  for _, run in ipairs(runs) do
+    local body = run[3]:gsub("\n", "\n  ")
+    local head = run[1] == run[2] and ("(%d): "):format(run[1])
+      or ("(%d-%d): %d x "):format(run[1], run[2], run[2] - run[1] + 1)
+    lines[#lines + 1] = "  " .. head .. body
+  end
+  lines[#lines + 1] = ")"
+  return table.concat(lines, "\n")
+end
+
 ---------------------------------------------------------------- ModuleDict
 local ModuleDict = Module:extend("ModuleDict")
 M.ModuleDict = ModuleDict
