@@ -34,17 +34,23 @@ if(NOT LTORCH_TORCH_CMAKE_DIR)
     "2.11 into .venv), or pass -DCMAKE_PREFIX_PATH=$(python3 -c 'import torch.utils; "
     "print(torch.utils.cmake_prefix_path)').")
 endif()
-get_filename_component(_ltorch_torch_prefix "${LTORCH_TORCH_CMAKE_DIR}/../../.." ABSOLUTE)
+# The real path, not the one through the .venv link: a path inside the source tree counts as the
+# project's own, and INSTALL_RPATH_USE_LINK_PATH would leave libtorch's folder out of an
+# installed ltorch's RPATH.
+get_filename_component(_ltorch_torch_cmake_dir "${LTORCH_TORCH_CMAKE_DIR}" REALPATH)
+get_filename_component(_ltorch_torch_prefix "${_ltorch_torch_cmake_dir}/../../.." ABSOLUTE)
 
 set(LTORCH_TORCH_CUDA OFF)
 if(EXISTS "${_ltorch_torch_prefix}/lib/libtorch_cuda.so")
   set(LTORCH_TORCH_CUDA ON)
 endif()
 
-# The toolkit: nvcc on PATH, under $CUDA_HOME / $CUDA_PATH, or NVIDIA's default /usr/local/cuda.
+# The toolkit: nvcc on PATH, under $CUDA_HOME / $CUDA_PATH, or NVIDIA's default /usr/local/cuda;
+# -DLTORCH_USE_CUDA_TOOLKIT=OFF builds as if it were absent.
+option(LTORCH_USE_CUDA_TOOLKIT "use the CUDA toolkit when found (NCCL backend)" ON)
 find_program(LTORCH_NVCC nvcc HINTS ENV CUDA_HOME ENV CUDA_PATH PATH_SUFFIXES bin PATHS /usr/local/cuda/bin)
 set(LTORCH_CUDA_TOOLKIT OFF)
-if(LTORCH_NVCC)
+if(LTORCH_NVCC AND LTORCH_USE_CUDA_TOOLKIT)
   set(LTORCH_CUDA_TOOLKIT ON)
   get_filename_component(LTORCH_CUDA_ROOT "${LTORCH_NVCC}/../.." ABSOLUTE)
   # TorchConfig's FindCUDA and FindCUDAToolkit look here even when nvcc is not on PATH.
@@ -58,16 +64,16 @@ if(NOT LTORCH_TORCH_CUDA OR LTORCH_CUDA_TOOLKIT)
   if(LTORCH_TORCH_CUDA AND NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
     set(ENV{TORCH_CUDA_ARCH_LIST} "9.0")
   endif()
-  find_package(Torch REQUIRED PATHS "${LTORCH_TORCH_CMAKE_DIR}" NO_DEFAULT_PATH)
+  find_package(Torch REQUIRED PATHS "${_ltorch_torch_cmake_dir}" NO_DEFAULT_PATH)
   return()
 endif()
 
 # A CUDA libtorch without the toolkit: import it directly.
 message(STATUS "ltorch: no CUDA toolkit (nvcc) found: building against this CUDA libtorch without "
-  "compiling CUDA code; CUDA kernels still load and run on a GPU. The NCCL backend and the CUDA "
+  "compiling CUDA code (libtorch's CUDA kernels are still linked in). The NCCL backend and the CUDA "
   "kernel of examples/extension need the toolkit: install it (NVIDIA's CUDA 13 in /usr/local/cuda, "
   "or set CUDA_HOME) and reconfigure.")
-include("${LTORCH_TORCH_CMAKE_DIR}/TorchConfigVersion.cmake")
+include("${_ltorch_torch_cmake_dir}/TorchConfigVersion.cmake")
 set(Torch_VERSION "${PACKAGE_VERSION}")
 set(TORCH_INSTALL_PREFIX "${_ltorch_torch_prefix}")
 set(TORCH_INCLUDE_DIRS "${_ltorch_torch_prefix}/include" "${_ltorch_torch_prefix}/include/torch/csrc/api/include")
@@ -80,5 +86,13 @@ add_library(ltorch_libtorch INTERFACE)
 target_include_directories(ltorch_libtorch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
 # TorchConfig's TORCH_CXX_FLAGS for a wheel: the C++11 ABI of std::string, which libtorch uses.
 target_compile_definitions(ltorch_libtorch INTERFACE _GLIBCXX_USE_CXX11_ABI=1)
+# The definitions torch_cpu's imported target carries (USE_DISTRIBUTED, USE_C10D_GLOO, ...: c10d's
+# headers declare ProcessGroupGloo only under them), read from the wheel's own target file.
+file(READ "${_ltorch_torch_cmake_dir}/../Caffe2/Caffe2Targets.cmake" _ltorch_targets)
+string(REGEX MATCH "set_target_properties\\(torch_cpu PROPERTIES[^)]*INTERFACE_COMPILE_DEFINITIONS \"([^\"]*)\""
+  _ltorch_match "${_ltorch_targets}")
+if(CMAKE_MATCH_1)
+  target_compile_definitions(ltorch_libtorch INTERFACE ${CMAKE_MATCH_1})
+endif()
 target_link_libraries(ltorch_libtorch INTERFACE ${TORCH_LIBRARIES})
 set(TORCH_LIBRARIES ltorch_libtorch)

@@ -18,9 +18,11 @@
 package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
 local schema = require "torch._schema"
 
--- The .venv PyTorch's schema (scripts/setup.sh makes .venv).
+-- The schema of the PyTorch in the repository's .venv (scripts/setup.sh makes it), found from this
+-- script's own path so that the generator can run in another folder.
 local function default_yaml()
-  local p = io.popen([[.venv/bin/python -c 'import os, torchgen; print(os.path.join(os.path.dirname(]] ..
+  local root = (arg and arg[0] or ""):match("^(.*)/tools/gen_ops%.lua$") or "."
+  local p = io.popen("'" .. root .. [[/.venv/bin/python' -c 'import os, torchgen; print(os.path.join(os.path.dirname(]] ..
     [[torchgen.__file__), "packaged", "ATen", "native", "native_functions.yaml"))' 2>/dev/null]])
   local path = p:read("*a"):match("^(%S+)")
   p:close()

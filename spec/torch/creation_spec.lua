@@ -158,7 +158,7 @@ print(json.dumps({
     errs("bad argument #1 to 'eye' (integer expected, got string)", torch.eye, "a")
     errs("arange: step must be nonzero", torch.arange, 0, 5, 0)
     errs("bad argument #1 to 'arange' (number expected, got string)", torch.arange, "a")
-    errs("arange: upper bound and larger bound inconsistent with step sign", torch.arange, 0, 5, -1)
+    errs("arange: upper bound and lower bound inconsistent with step sign", torch.arange, 0, 5, -1)
     errs("linspace: number of steps must be non-negative", torch.linspace, 0, 1, -1)
     errs("bad argument #3 to 'linspace' (integer expected, got 2.5)", torch.linspace, 0, 1, 2.5)
     errs("bad argument #1 to 'scalar_tensor' (number or boolean expected, got string)", torch.scalar_tensor, "x")

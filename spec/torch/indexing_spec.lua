@@ -163,7 +163,7 @@ describe("bad indices and values", function()
     errs("index: unsupported index of type nil at position 2", get, { 0, nil, 1 })
     errs("index: The shape of the mask [2] at index 0 does not match the shape of the indexed tensor [3, 4, 5]", get,
       torch.tensor({ true, false }))
-    errs("index: tensors used as indices must be long, byte or bool tensors",
+    errs("index: tensors used as indices must be long, int, byte or bool tensors",
       get, torch.tensor({ 1 }, { dtype = torch.float32 }))
     errs("index: index 7 is out of bounds for dimension 0 with size 3", get, torch.tensor({ 7 }))
     errs("Tensor has no attribute or method 'foo'", get, "foo")

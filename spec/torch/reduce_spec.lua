@@ -275,13 +275,15 @@ describe("torch reductions with bad inputs", function()
     assert.error_matches(function() x:index_select(0, torch.tensor({ 5 })) end, "index_select: index out of range in self", nil, true)
     assert.has_error(function() x:index_select(0, { 0 }) end, "bad argument #3 to 'index_select' (Tensor expected, got table)")
     assert.error_matches(function() x:gather(1, torch.tensor({ { 5 } })) end, "gather: index 5 is out of bounds for dimension 1 with size 4", nil, true)
-    assert.error_matches(function() x:gather(1, torch.tensor({ { 1 } }, { dtype = torch.int32 })) end, "gather: gather(): Expected dtype int64 for index", nil, true)
+    -- libtorch 2.11 takes an int32 index as PyTorch 2.11 does (1.13 wanted int64); a float one is an error
+    assert.are.same({ { 1 } }, x:gather(1, torch.tensor({ { 1 } }, { dtype = torch.int32 })):tolist())
+    assert.error_matches(function() x:gather(1, torch.tensor({ { 1.5 } })) end, "gather: gather(): Expected dtype int32/int64 for index", nil, true)
     assert.error_matches(function() x:scatter(0, torch.tensor({ { 0 } }), torch.ones(1, 1, { dtype = torch.float64 })) end,
       "scatter: scatter(): Expected self.dtype to be equal to src.dtype", nil, true)
     -- a number value is PyTorch's scatter.value (handed to the generated op); a string is not
     assert.are.same({ { 1, 2, 3 }, { 4, 5, 6 } }, torch.tensor({ { 9, 2, 3 }, { 4, 5, 6 } }):scatter(0, torch.tensor({ { 0 } }), 1):tolist())
     assert.has_error(function() x:scatter(0, torch.tensor({ { 0 } }), "1") end, "bad argument #4 to 'scatter' (Tensor expected, got string)")
-    assert.error_matches(function() x:masked_select(torch.ones(3, 4)) end, "masked_select: masked_select: expected BoolTensor or ByteTensor for mask", nil, true)
+    assert.error_matches(function() x:masked_select(torch.ones(3, 4)) end, "masked_select: masked_select: expected BoolTensor for mask", nil, true)
     assert.error_matches(function() x:masked_select(torch.ones(5):gt(0)) end, "masked_select: The size of tensor a (5) must match the size of tensor b (4)", nil, true)
   end)
 end)
