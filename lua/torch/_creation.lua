@@ -1,7 +1,7 @@
 --[[
   torch._creation — making tensors: torch.tensor from nested Lua tables, the factories (zeros,
-  ones, full, empty, eye, arange, linspace, rand, randn, randint, randperm, scalar_tensor), the
-  *_like forms, and torch.from_buffer over memory that already exists.
+  ones, full, empty, eye, arange, range, linspace, rand, randn, randint, randperm,
+  scalar_tensor), the *_like forms, and torch.from_buffer over memory that already exists.
 
   Shapes are varargs or a table: torch.zeros(2, 3) == torch.zeros({2, 3}); a trailing table of
   options sets dtype, device, requires_grad. dtype inference follows PyTorch: integral Lua
@@ -21,6 +21,7 @@ local memory = require "torch._memory"
 local args = require "torch._args"
 local dtype_mod = require "torch.dtype"
 local T = require "torch._tensor"
+local dispatch = require "torch._dispatch"
 
 local C, check = _C.C, _C.check
 local wrap = memory.wrap
@@ -29,6 +30,7 @@ local Tensor = T.Tensor
 local M = {}
 local out = _C.TensorOut()
 local int64, float64, bool_dtype = dtype_mod.by_name.int64, dtype_mod.by_name.float64, dtype_mod.by_name.bool
+local NO_KWARGS = {}
 
 ---------------------------------------------------------------- torch.tensor
 -- Walks nested tables: returns shape (list) after checking every row is rectangular.
@@ -171,6 +173,54 @@ function M.arange(a, b, c, d)
   local o = args.options("arange", opts, all_int and int64 or dtype_mod.default_float)
   check(C.lt_arange(out, start, stop, step, o), "arange")
   return wrap(out[0])
+end
+
+-- range(start, end[, step], {dtype= | out=}) is the generated op, after one guard. libtorch's
+-- range_out converts start, end and step to int64 for every integer dtype and computes the length
+-- as (end - start) / step: a step in (-1, 1) that passes its own checks (start and end finite
+-- and within int64, step nonzero, bounds in the step's direction) is an integer division by
+-- zero, a SIGFPE. PyTorch 2.11 too:
+--   python3 -c 'import torch; torch.range(0, 3, 0.5, dtype=torch.int32)'  -> SIGFPE
+-- (arange is safe: lt_arange truncates an integer dtype's step first, and 0 is an error.)
+local function range_divides_by_zero(start, stop, step, dt)
+  if type(step) ~= "number" or not (step > -1 and step < 1 and step ~= 0) then return false end
+  if type(start) == "boolean" then start = start and 1 or 0 end
+  if type(stop) == "boolean" then stop = stop and 1 or 0 end
+  if type(start) ~= "number" or type(stop) ~= "number" then return false end
+  if not (math.abs(start) <= 2 ^ 63 and math.abs(stop) <= 2 ^ 63) then return false end  -- NaN too
+  if not ((step > 0 and stop >= start) or (step < 0 and stop <= start)) then return false end
+  return dt ~= nil and not (dt.is_floating_point or dt.is_complex or dt == bool_dtype)
+end
+
+-- A dtype argument as the op binds a ScalarType: a dtype, its name or its code; nil otherwise.
+local function dtype_arg(v)
+  if dtype_mod.is_dtype(v) then return v end
+  if type(v) == "string" then return (dtype_mod.by_name[v:gsub("^torch%.", "")]) end
+  if type(v) == "number" then return dtype_mod.by_code[v] end
+end
+
+local generated_range
+function M.range(...)
+  local a, n = args.pack(...)
+  while n > 0 and a[n] == nil do n = n - 1 end
+  local kw = NO_KWARGS
+  if n > 0 and args.is_options(a[n]) then kw, n = a[n], n - 1 end
+  -- each argument as the overloads bind it: positional first, then by keyword, then the default
+  local start, stop, step = a[1], a[2], a[3]
+  if n < 1 then start = kw.start end
+  if n < 2 then stop = kw["end"] end
+  if n < 3 then step = kw.step == nil and 1 or kw.step end
+  local dt = dtype_arg(kw.dtype)
+  if kw.out ~= nil then
+    local ok, d = pcall(T.dtype_of, kw.out)  -- a freed out or a non-tensor: the op itself says so
+    dt = ok and d or nil
+  end
+  if range_divides_by_zero(start, stop, step, dt) then
+    error(("torch.range: step %s truncates to 0 in %s's integer arithmetic (libtorch would divide by it); "
+      .. "use a step of magnitude at least 1 or a floating point dtype"):format(tostring(step), tostring(dt)), 2)
+  end
+  generated_range = generated_range or dispatch.function_for("range")
+  return generated_range(...)
 end
 
 function M.linspace(start, stop, steps, opts)

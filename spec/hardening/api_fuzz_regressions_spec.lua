@@ -1,6 +1,7 @@
 -- spec/hardening/api_fuzz_regressions_spec.lua — ltorch bugs that tools/api_fuzz.lua found,
--- each pinned by the smallest call that showed it (the libtorch 1.13 crashes it found are
--- excluded by name in the fuzzer instead, with a PyTorch reproduction in the reason).
+-- each pinned by the smallest call that showed it (the libtorch crashes it found are excluded by
+-- name in the fuzzer instead, with a PyTorch reproduction in the reason, or guarded in ltorch
+-- with a Lua error before the call: those guards are pinned here too).
 local torch = require "torch"
 
 describe("api_fuzz regressions", function()
@@ -98,6 +99,48 @@ describe("api_fuzz regressions", function()
       y:fill_(1)
       assert.are.equal(12, y:sum():item())
       assert.are.same({ 1, 64 }, base:size())  -- the base shares the grown storage, unchanged in shape
+    end)
+  end)
+
+  describe("torch.range with an integer dtype and a step in (-1, 1)", function()
+    -- libtorch 2.11's range_out casts the step to int64 for every integer dtype and divides by
+    -- it: SIGFPE (seed 20261202, range(0.5, 0.5, 0.5, {out=T3:int64})); PyTorch 2.11 too.
+    -- torch.range raises first; every other call reaches libtorch as before.
+    local function guarded(...)
+      local ok, err = pcall(torch.range, ...)
+      return not ok and tostring(err):find("truncates to 0", 1, true) ~= nil
+    end
+
+    it("raises a Lua error at the caller's line instead of dying", function()
+      assert.is_true(guarded(0.5, 0.5, 0.5, { out = torch.empty(3, { dtype = torch.int64 }) }))
+      for _, dt in ipairs({ torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64 }) do
+        assert.is_true(guarded(0, 3, 0.5, { dtype = dt }))
+      end
+      assert.is_true(guarded(3, 0, -0.99, { dtype = "int64" }))
+      assert.is_true(guarded(0, 3, { step = 1e-300, dtype = torch.int32 }))
+      assert.is_true(guarded({ start = 0, ["end"] = 1, step = 0.5, dtype = 4 }))  -- 4: int64's code
+      -- torch.nn.functional's fallback to the generated ops takes the guarded factory too
+      assert.are.equal(torch.range, torch.nn.functional.range)
+      assert.has_error(function() torch.nn.functional.arange(0, 3, 0.5, { dtype = torch.int64 }) end)
+      local line
+      local ok, err = pcall(function()
+        line = debug.getinfo(1, "l").currentline + 1
+        local r = torch.range(0, 3, 0.5, { dtype = torch.int32 })
+        return r
+      end)
+      assert.is_false(ok)
+      assert.truthy(err:find(":" .. line .. ": torch.range: step 0.5 truncates to 0", 1, true), err)
+    end)
+
+    it("leaves libtorch's own errors and results alone", function()
+      assert.are.same({ 0, 1, 2, 3 }, torch.range(0, 3, 1.5, { dtype = torch.int64 }):tolist())
+      assert.are.same({ 0, 0.5, 1 }, torch.range(0, 1, 0.5):tolist())
+      assert.are.same({ 0, 0.5, 1 }, torch.range(0, 1, 0.5, { dtype = torch.float16 }):tolist())
+      assert.is_false(guarded(3, 0, 0.5, { dtype = torch.int64 }))     -- bounds against the step's sign
+      assert.is_false(guarded(0, 1 / 0, 0.5, { dtype = torch.int64 }))  -- not convertible to int64
+      assert.is_false(guarded(0, 3, 0 / 0, { dtype = torch.int64 }))
+      assert.is_false(guarded(0, 3, 0.5, { dtype = torch.bool }))      -- no bool kernel
+      assert.has_error(function() torch.range(3, 0, 0.5, { dtype = torch.int64 }) end)
     end)
   end)
 end)

@@ -91,10 +91,22 @@ describe("nn pooling layers", function()
 
     it("names the module for libtorch's size and dtype errors", function()
       assert.matches("^MaxPool2d%(kernel_size=5%): .*Output size is too small", err(nn.MaxPool2d(5), torch.randn(1, 3, 3)))
-      assert.matches("^MaxPool2d%(kernel_size=2%): .*not implemented for 'Long'",
-        err(nn.MaxPool2d(2), torch.zeros(1, 4, 4, { dtype = torch.int64 })))
+      assert.matches("^MaxPool2d%(kernel_size=2%): .*\"max_pool2d\" not implemented for 'Bool'",
+        err(nn.MaxPool2d(2), torch.zeros(1, 4, 4, { dtype = torch.bool })))
       assert.matches("^MaxPool2d%(kernel_size=5%): .*Output size is too small",
         err(nn.MaxPool2d(5, { return_indices = true }), torch.randn(1, 3, 3)))
+    end)
+
+    it("takes integer inputs where libtorch has the kernel, as PyTorch 2.11", function()
+      -- max_pool2d and avg_pool2d have integer CPU kernels (1.13 had none for max_pool2d)
+      local x = torch.arange(16):reshape({ 1, 4, 4 })
+      local y, idx = nn.MaxPool2d(2, { return_indices = true })(x)
+      assert.are.equal(torch.int64, y.dtype)
+      assert.are.same({ { { 5, 7 }, { 13, 15 } } }, y:tolist())
+      assert.are.same({ { { 5, 7 }, { 13, 15 } } }, idx:tolist())
+      assert.are.same({ { { 2, 4 }, { 10, 12 } } }, nn.AvgPool2d(2)(x):tolist())
+      assert.matches("^AdaptiveAvgPool2d%(output_size=2%): .*not implemented for 'Long'",
+        err(nn.AdaptiveAvgPool2d(2), x))
     end)
 
     it("rejects bad constructor arguments", function()

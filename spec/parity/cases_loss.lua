@@ -3,7 +3,7 @@
   dropout: binary_cross_entropy(_with_logits), smooth_l1/huber/l1/mse, kl_div, margin losses,
   nll/cross_entropy (class indices and probabilities, weights, ignore_index, smoothing),
   cosine_embedding/triplet/poisson/ctc; softmax/log_softmax forms; scaled dot-product attention
-  (baddbmm -> masked_fill -> softmax -> bmm, and the fused ATen op); dropout with p = 0, in
+  (baddbmm -> masked_fill -> softmax -> bmm, and F.scaled_dot_product_attention); dropout with p = 0, in
   eval mode, and seeded in training mode (the same CPU generator draws the same mask).
 
   Reductions are ATen's ints (0 none, 1 mean, 2 sum) for ATen ops, always passed: PyTorch
@@ -90,8 +90,8 @@ add("baddbmm", { T({ 3, 4, 2 }), T({ 3, 2, 4 }), T({ 3, 4, 2 }), T({ 3, 4, 4 }, 
   end,
   py = "lambda q, k, v, mask: torch.bmm(torch.baddbmm(torch.zeros(3, 4, 4), q, k, alpha=0.5)"
     .. ".masked_fill(mask, -float('inf')).masked_fill(torch.eye(4, dtype=torch.bool), 0).softmax(-1), v)" })
-add("_scaled_dot_product_attention", { T({ 2, 3, 4 }), T({ 2, 5, 4 }), T({ 2, 5, 4 }), N, 0.0, true })
-add("_scaled_dot_product_attention", { T({ 2, 3, 4 }), T({ 2, 3, 4 }), T({ 2, 3, 4 }), N, 0.0, false, true })
+add("F.scaled_dot_product_attention", { T({ 2, 3, 4 }), T({ 2, 5, 4 }), T({ 2, 5, 4 }), N, 0.0, false })
+add("F.scaled_dot_product_attention", { T({ 2, 3, 4 }), T({ 2, 3, 4 }), T({ 2, 3, 4 }), N, 0.0, true })
 add("_masked_softmax", { T({ 2, 3, 4 }), T({ 2, 3, 4 }, "bool"), -1, 2 }, { grad = false })
 
 -- Dropout: identity at p = 0 and in eval mode; seeded masks in training mode.

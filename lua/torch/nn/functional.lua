@@ -21,6 +21,7 @@ local memory = require "torch._memory"
 local args = require "torch._args"
 local T = require "torch._tensor"
 local attention = require "torch.nn.functional_attention"
+local creation = require "torch._creation"
 
 local C, check = _C.C, _C.check
 local wrap = memory.wrap
@@ -245,11 +246,14 @@ M._canonical_mask = attention._canonical_mask
 attention._warn = function(msg) return M._warn(msg) end
 
 -- Every other functional op comes from the generated surface: torch.nn.functional.conv2d,
--- max_pool2d, layer_norm, embedding, ... (the schema's nn-module ops and torch functions).
+-- max_pool2d, layer_norm, embedding, ... (the schema's nn-module ops and torch functions). A factory
+-- written by hand in torch._creation (range, with its guard against libtorch's division by zero;
+-- arange) is taken from there, so no route reaches the raw op around it.
 setmetatable(M, {
   __index = function(t, k)
     if type(k) ~= "string" then return nil end
-    local f = require("torch._dispatch").function_for(k, "torch.nn.functional." .. k)
+    local own = rawget(creation, k)
+    local f = type(own) == "function" and own or require("torch._dispatch").function_for(k, "torch.nn.functional." .. k)
     if f then rawset(t, k, f) end
     return f
   end,
