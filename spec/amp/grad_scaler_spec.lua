@@ -1,22 +1,21 @@
 --[[
   spec/amp/grad_scaler_spec.lua — torch.amp.GradScaler (lua/torch/amp/grad_scaler.lua).
 
-  Covers: scale() values and shapes (a 0-dim loss comes back [1], tables of outputs, bfloat16
-  losses promote to float32); unscale_ (gradients divided by the scale, the inf check); step()
+  Covers: construction in PyTorch 2.11's form (device first, then options) and with an options
+  table alone; scale() values and shapes (the scale is 0-dim, so outputs keep their shape; tables
+  of outputs; a 0-dim bfloat16 loss promotes to float32); unscale_ (gradients divided by the scale, the inf check); step()
   skipping the optimizer on inf/NaN gradients (returns nil) and returning optimizer:step()'s
   results otherwise; update(): backoff on inf, growth after growth_interval clean steps, a growth
   that would overflow float32 is dropped, update(new_scale) by number or tensor; state_dict /
   load_state_dict round trip; a disabled scaler passing everything through; autocast + scaler on
   a small model; misuse errors.
 
-  Parity: PyTorch 1.13's GradScaler is CUDA-only (it disables itself on the CPU and its two
-  kernels have no CPU implementation), so the reference is PyTorch's own GradScaler class forced
-  on with its two kernels, _amp_foreach_non_finite_check_and_unscale_ and _amp_update_scale_,
-  replaced by Python versions of their documented algorithm. The same 12-step sequence (two
-  param groups, an inf at step 4, a NaN at step 9, an explicit unscale_ at step 6, update(512.0)
-  at step 11) then a state_dict round trip into a fresh scaler must give the same step results,
-  scales, growth trackers, gradients and parameters (tolerance atol 1e-6 + rtol 1e-5; all values
-  are exact in float32).
+  Parity: the reference is PyTorch 2.11's torch.amp.GradScaler("cpu", ...), which runs libtorch's
+  CPU kernels (_amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_), as ltorch does.
+  The same 12-step sequence (two param groups, an inf at step 4, a NaN at step 9, an explicit
+  unscale_ at step 6, update(512.0) at step 11) then a state_dict round trip into a fresh scaler
+  must give the same step results, scales, growth trackers, gradients and parameters
+  (tolerance atol 1e-6 + rtol 1e-5; all values are exact in float32).
 
   The optimizer is a tiny inline SGD with PyTorch's optimizer shape (param_groups, step()); one
   spec also drives torch.optim.SGD.
@@ -68,7 +67,7 @@ local CONTINUE = 4   -- steps run after the state_dict round trip
 local function run_lua(scaler_opts)
   local P = { w = ft(init.w, true), b = ft(init.b, true), v = ft(init.v, true) }
   local opt = SGD({ { P.w, P.b }, { P.v } }, LR)
-  local scaler = torch.amp.GradScaler(scaler_opts)
+  local scaler = torch.amp.GradScaler("cpu", scaler_opts)
   local function iteration(sc, i)
     local st = steps[i]
     for _, p in pairs(P) do p.grad = nil end
@@ -91,7 +90,7 @@ local function run_lua(scaler_opts)
   local out = { steps = {} }
   for i = 1, #steps do out.steps[i] = iteration(scaler, i) end
   out.state_dict = scaler:state_dict()
-  local fresh = torch.amp.GradScaler()
+  local fresh = torch.amp.GradScaler("cpu")
   fresh:load_state_dict(out.state_dict)
   out.loaded_state_dict = fresh:state_dict()
   out.continued = {}
@@ -100,41 +99,8 @@ local function run_lua(scaler_opts)
 end
 
 local REFERENCE = [==[
-import inspect, re, types, warnings
-import torch.cuda.amp.grad_scaler as cuda_gs
-# PyTorch's GradScaler source with only its three "tensor is on CUDA" asserts removed, and
-# CUDA availability faked, so that the class itself runs on the CPU.
-src, n = re.subn(r"assert (\w+)\.is_cuda or \1\.device\.type == 'xla'", "pass", inspect.getsource(cuda_gs))
-assert n == 3, n
-gs = types.ModuleType('grad_scaler_cpu'); gs.__package__ = 'torch.cuda.amp'
-exec(compile(src, cuda_gs.__file__, 'exec'), gs.__dict__)
-gs.amp_definitely_not_available = lambda: False
+import warnings
 warnings.simplefilter('ignore')
-
-def unscale_kernel(grads, found_inf, inv_scale):
-    # _amp_foreach_non_finite_check_and_unscale_: flag any non-finite value, multiply by inv_scale
-    for g in grads:
-        if not bool(torch.isfinite(g).all()):
-            found_inf.fill_(1.0)
-        g.mul_(inv_scale)
-
-def update_kernel(scale, tracker, found_inf, growth, backoff, interval):
-    # _amp_update_scale_: computed in double, stored in float32
-    if found_inf.item():
-        scale.fill_(scale.item() * backoff); tracker.fill_(0)
-    else:
-        s = int(tracker.item()) + 1
-        if s == interval:
-            new = torch.tensor(scale.item() * growth, dtype=torch.float32)
-            if bool(torch.isfinite(new)):
-                scale.copy_(new)
-            tracker.fill_(0)
-        else:
-            tracker.fill_(s)
-    return scale
-
-torch._amp_foreach_non_finite_check_and_unscale_ = unscale_kernel
-torch._amp_update_scale_ = update_kernel
 
 class SGD:
     def __init__(self, groups, lr):
@@ -149,7 +115,7 @@ class SGD:
 
 P = {k: torch.tensor(v, dtype=torch.float32, requires_grad=True) for k, v in INIT.items()}
 opt = SGD([[P['w'], P['b']], [P['v']]], LR)
-scaler = gs.GradScaler(**OPTS)
+scaler = torch.amp.GradScaler('cpu', **OPTS)
 
 def iteration(sc, i):
     st = STEPS[i]
@@ -172,7 +138,7 @@ def iteration(sc, i):
 
 out = {'steps': [iteration(scaler, i) for i in range(len(STEPS))]}
 out['state_dict'] = scaler.state_dict()
-fresh = gs.GradScaler()
+fresh = torch.amp.GradScaler('cpu')
 fresh.load_state_dict(out['state_dict'])
 out['loaded_state_dict'] = fresh.state_dict()
 out['continued'] = [iteration(fresh, i) for i in range(CONTINUE)]
@@ -215,7 +181,7 @@ local function check_record(got, want, where)
   end
 end
 
-describe("GradScaler against PyTorch's GradScaler (CPU, documented kernels)", function()
+describe("GradScaler against PyTorch's torch.amp.GradScaler('cpu')", function()
   local OPTS = { init_scale = 1024.0, growth_interval = 3 }
   local ref, got
   setup(function()
@@ -247,7 +213,7 @@ describe("GradScaler against PyTorch's GradScaler (CPU, documented kernels)", fu
     for i = 1, #r.steps do check_record(g.steps[i], r.steps[i], "step " .. i) end
     assert.are.same(r.state_dict, g.state_dict)
     assert.are.same({ scale = 65536.0, growth_factor = 2.0, backoff_factor = 0.5, growth_interval = 2000, _growth_tracker = 0 },
-      torch.amp.GradScaler():state_dict())
+      torch.amp.GradScaler("cpu"):state_dict())
   end)
 end)
 
@@ -256,7 +222,7 @@ end)
 local function single(_, opts)
   local p = ft({ 1.0, 2.0 }, true)
   local opt = SGD({ { p } }, LR)
-  local scaler = torch.amp.GradScaler(opts)
+  local scaler = torch.amp.GradScaler("cpu", opts)
   local function iterate(xs)
     p.grad = nil
     scaler:scale((p * ft(xs)):sum()):backward()
@@ -268,23 +234,54 @@ local function single(_, opts)
 end
 
 describe("GradScaler behaviour", function()
-  it("scales a loss: a 0-dim loss comes back [1], times the scale", function()
-    local scaler = torch.amp.GradScaler()
-    local y = scaler:scale(torch.tensor(1.5, { dtype = f32 }))
-    assert.are.same({ 1 }, y:size())
-    approx.check(y, { 1.5 * 65536 })
-    approx.check(torch.amp.GradScaler({ init_scale = 8.0 }):scale(ft({ 1, -2, 3 })), { 8, -16, 24 })
+  it("takes PyTorch 2.11's device-first form, or an options table (device among the options)", function()
+    local a = torch.amp.GradScaler("cpu", { init_scale = 8.0, growth_interval = 7 })
+    assert.is_true(a:is_enabled())
+    assert.are.same({ scale = 8, growth_factor = 2, backoff_factor = 0.5, growth_interval = 7, _growth_tracker = 0 },
+      a:state_dict())
+    approx.check(a:scale(ft({ 1, -2 })), { 8, -16 })
+    assert.are.equal(4, torch.amp.GradScaler("cpu", { init_scale = 4.0 }):get_scale())
+    assert.are.equal(4, torch.amp.GradScaler({ device = "cpu", init_scale = 4.0 }):get_scale())
+    assert.is_true(torch.amp.GradScaler("cpu"):is_enabled())
+    assert.is_false(torch.amp.GradScaler("cpu", { enabled = false }):is_enabled())
   end)
 
-  it("scales a nested table of outputs and promotes a bfloat16 loss to float32", function()
-    local scaler = torch.amp.GradScaler({ init_scale = 4.0 })
+  it("disables itself for device \"cuda\" when CUDA is not available, as PyTorch's", function()
+    local s = torch.amp.GradScaler("cuda", { init_scale = 8.0 })
+    assert.are.equal(torch.cuda.is_available(), s:is_enabled())
+    if not torch.cuda.is_available() then
+      assert.are.equal(1.0, s:get_scale())
+      assert.are.same({}, s:state_dict())
+    end
+    -- no device means "cuda", as in PyTorch 2.11: a ported GradScaler() behaves the same here
+    local pytorch_enabled = pytorch.run [[
+import warnings
+warnings.simplefilter("ignore")
+print(json.dumps(torch.amp.GradScaler().is_enabled()))
+]]
+    assert.are.equal(pytorch_enabled, torch.amp.GradScaler():is_enabled())
+    assert.are.equal(pytorch_enabled, torch.amp.GradScaler({ init_scale = 8.0 }):is_enabled())
+  end)
+
+  it("scales a loss: a 0-dim loss stays 0-dim (the scale is 0-dim), times the scale", function()
+    local scaler = torch.amp.GradScaler("cpu")
+    local y = scaler:scale(torch.tensor(1.5, { dtype = f32 }))
+    assert.are.same({}, y:size())
+    approx.check(y, 1.5 * 65536)
+    approx.check(torch.amp.GradScaler("cpu", { init_scale = 8.0 }):scale(ft({ 1, -2, 3 })), { 8, -16, 24 })
+  end)
+
+  it("scales a nested table of outputs; a 0-dim bfloat16 loss promotes to float32, a 1-d one does not", function()
+    local scaler = torch.amp.GradScaler("cpu", { init_scale = 4.0 })
     local out = scaler:scale({ ft({ 1, 2 }), { ft({ 3 }), key = ft({ 0.5 }) } })
     approx.check(out[1], { 4, 8 })
     approx.check(out[2][1], { 12 })
     approx.check(out[2].key, { 2 })
     local y = scaler:scale(torch.tensor(0.75, { dtype = torch.bfloat16 }))
     assert.are.equal(f32, y.dtype)
-    approx.check(y, { 3 })
+    approx.check(y, 3)
+    -- a dimensioned tensor times a 0-dim one keeps its dtype (PyTorch's type promotion)
+    assert.are.equal(torch.bfloat16, scaler:scale(torch.ones(2, { dtype = torch.bfloat16 })).dtype)
   end)
 
   it("unscale_ divides gradients by the scale, and step then uses them as they are", function()
@@ -338,7 +335,7 @@ describe("GradScaler behaviour", function()
   it("checks every optimizer: one inf anywhere backs the scale off, each step skipped on its own", function()
     local p1, p2 = ft({ 1 }, true), ft({ 1 }, true)
     local o1, o2 = SGD({ { p1 } }, LR), SGD({ { p2 } }, LR)
-    local scaler = torch.amp.GradScaler({ init_scale = 8.0 })
+    local scaler = torch.amp.GradScaler("cpu", { init_scale = 8.0 })
     scaler:scale(p1:sum() + (p2 * ft({ inf })):sum()):backward()
     assert.are.equal("stepped", scaler:step(o1))
     assert.is_nil(scaler:step(o2))
@@ -348,14 +345,19 @@ describe("GradScaler behaviour", function()
     approx.check(p2, { 1 })
   end)
 
-  it("update(new_scale) sets the scale from a number or a float32 [1] tensor", function()
+  it("update(new_scale) sets the scale from a number or a 0-dim tensor; a [1] tensor fails as in PyTorch", function()
     local p, opt, scaler = single()
     scaler:scale(p:sum()):backward()
     scaler:step(opt)
     scaler:update(128.0)
     assert.are.equal(128, scaler:get_scale())
-    scaler:update(ft({ 0.5 }))
+    scaler:update(torch.tensor(0.5, { dtype = f32 }))
     assert.are.equal(0.5, scaler:get_scale())
+    local ok, err = pcall(scaler.update, scaler, ft({ 0.25 }))   -- PyTorch 2.11: copy_ into the 0-dim scale
+    assert.is_false(ok)
+    assert.matches("output with shape %[%] doesn't match the broadcast shape %[1%]", tostring(err))
+    scaler:update(torch.full({}, 4, { dtype = torch.int64 }))   -- any 1-element tensor, copied
+    assert.are.equal(4, scaler:get_scale())
   end)
 
   it("round-trips state_dict into a fresh scaler, before and after its first scale()", function()
@@ -363,7 +365,7 @@ describe("GradScaler behaviour", function()
     iterate({ 1, 1 }); iterate({ 1, 1 }); iterate({ inf, 1 }); iterate({ 1, 1 })
     local sd = scaler:state_dict()
     assert.are.same({ scale = 4, growth_factor = 3, backoff_factor = 0.125, growth_interval = 5, _growth_tracker = 1 }, sd)
-    local fresh = torch.amp.GradScaler()
+    local fresh = torch.amp.GradScaler("cpu")
     fresh:load_state_dict(sd)
     assert.are.same(sd, fresh:state_dict())
     local p, _, used, it2 = single(nil, {})
@@ -383,7 +385,7 @@ describe("GradScaler behaviour", function()
     local T = { { 1.0, 0.0 }, { 0.0, 1.0 } }
     local W, b = ft(Wv, true), ft({ 0.05, -0.05 }, true)
     local opt = SGD({ { W, b } }, LR)
-    local scaler = torch.amp.GradScaler()
+    local scaler = torch.amp.GradScaler("cpu")
     local loss, ydtype = torch.autocast("cpu", function()
       local y = F.linear(ft(X), W, b)
       return torch.mse_loss(y, ft(T)), y.dtype
@@ -410,7 +412,7 @@ print(json.dumps({'gW': (W.grad / 65536.0).tolist(), 'gb': (b.grad / 65536.0).to
   it("passes everything through when disabled", function()
     local p = ft({ 1, 2 }, true)
     local opt = SGD({ { p } }, LR)
-    local scaler = torch.amp.GradScaler({ enabled = false })
+    local scaler = torch.amp.GradScaler("cpu", { enabled = false })
     assert.is_false(scaler:is_enabled())
     local loss = p:sum()
     assert.is_true(rawequal(loss, scaler:scale(loss)))
@@ -429,7 +431,7 @@ print(json.dumps({'gW': (W.grad / 65536.0).tolist(), 'gb': (b.grad / 65536.0).to
     if not ok then pending("torch.optim is not available") return end
     local p = ft({ 1, 2 }, true)
     local opt = optim.SGD({ p }, { lr = 0.5 })
-    local scaler = torch.amp.GradScaler({ init_scale = 256.0 })
+    local scaler = torch.amp.GradScaler("cpu", { init_scale = 256.0 })
     for _, xs in ipairs({ { 1, -1 }, { inf, 1 }, { 0.5, 0.5 } }) do
       opt:zero_grad()
       scaler:scale((p * ft(xs)):sum()):backward()
@@ -463,6 +465,10 @@ describe("GradScaler misuse", function()
     assert.matches("enabled must be a boolean, got string", err_of(G, { enabled = "yes" }))
     assert.matches("unknown option 'init'", err_of(G, { init = 2 }))
     assert.matches("bad argument #1 to 'GradScaler' %(options table expected, got number%)", err_of(G, 5))
+    assert.matches("bad argument #1 to 'GradScaler' %(device string expected, got number%)", err_of(G, 5, {}))
+    assert.matches("bad argument #2 to 'GradScaler' %(options table expected, got number%)", err_of(G, "cpu", 5))
+    assert.matches("device given twice", err_of(G, "cpu", { device = "cpu" }))
+    assert.matches("unknown option 'init'", err_of(G, "cpu", { init = 2 }))
   end)
 
   it("needs scale() before unscale_, step and update", function()
@@ -510,7 +516,6 @@ describe("GradScaler misuse", function()
     local p, opt, scaler = single()
     scaler:scale(p:sum()):backward()
     scaler:step(opt)
-    assert.matches("bad argument #1 to 'update'", err_of(scaler.update, scaler, torch.ones(1, { dtype = torch.int64 })))
     assert.matches("bad argument #1 to 'update'", err_of(scaler.update, scaler, ft({ 1, 2 })))
     assert.matches("bad argument #1 to 'update'", err_of(scaler.update, scaler, ft({ 1 }, true)))
     assert.matches("source state dict is empty", err_of(scaler.load_state_dict, scaler, {}))

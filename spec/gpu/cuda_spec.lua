@@ -205,7 +205,7 @@ for _, DEV in ipairs(DEVICES) do
     it("keeps the scale over clean steps, halves it and skips the step on an inf gradient", function()
       local w = torch.ones(4, { device = DEV, requires_grad = true })
       local opt = optim.SGD({ w }, { lr = 0.1 })
-      local scaler = torch.amp.GradScaler({ init_scale = 1024, growth_interval = 1000 })
+      local scaler = torch.amp.GradScaler(DEV, { init_scale = 1024, growth_interval = 1000 })
       local x = torch.tensor({ 1, 2, 3, 4 }, { dtype = torch.float32, device = DEV })
       opt:zero_grad()
       scaler:scale((w * x):sum()):backward()

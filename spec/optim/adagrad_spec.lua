@@ -1,5 +1,5 @@
 --[[
-  spec/optim/adagrad_spec.lua — optim.Adagrad (lua/torch/optim/adagrad.lua) against PyTorch 1.13.
+  spec/optim/adagrad_spec.lua — optim.Adagrad (lua/torch/optim/adagrad.lua) against PyTorch 2.11.
 
   Covers: lr_decay, weight_decay, initial_accumulator_value, eps, maximize over 6 steps of
   identical gradients (one parameter skips steps 2 and 4, so with lr_decay its decayed lr
@@ -44,7 +44,7 @@ describe("optim.Adagrad", function()
     H.check_resume(cases[6], ref.groups, false, 2, TOL)
   end)
 
-  -- PyTorch 1.13 fills every group's sum with the constructor's initial_accumulator_value and
+  -- PyTorch 2.11 fills every group's sum with the constructor's initial_accumulator_value and
   -- ignores a group's own; ltorch honours the group's value (the documented meaning).
   it("makes its state when built (each group's initial_accumulator_value), and for groups added later", function()
     local ps = H.fresh_params()

@@ -1,6 +1,6 @@
 --[[
   spec/optim/adam_spec.lua — optim.Adam and optim.AdamW (lua/torch/optim/adam.lua) against
-  PyTorch 1.13.
+  PyTorch 2.11.
 
   Covers: betas, eps, weight_decay, amsgrad, maximize and their combinations over 6 steps of
   identical gradients (one parameter skips steps 2 and 4, so its step count lags and the
@@ -77,6 +77,26 @@ describe("optim.Adam and optim.AdamW", function()
     opt2:load_state_dict(sd)
     assert.equals(torch.float64, opt2.state[pd[1]].exp_avg.dtype)
     assert.equals(torch.float32, opt2.state[pd[1]].step.dtype)
+  end)
+
+  it("has PyTorch 2.11's decoupled_weight_decay: Adam with it is AdamW, AdamW always has it", function()
+    local ps, qs = H.fresh_params(), H.fresh_params()
+    local a = optim.Adam(ps, { lr = 0.01, weight_decay = 0.1, decoupled_weight_decay = true })
+    local w = optim.AdamW(qs, { lr = 0.01, weight_decay = 0.1 })
+    H.steps(a, ps, 1, 3)
+    H.steps(w, qs, 1, 3)
+    assert.same(H.values(qs), H.values(ps))
+    assert.is_false(optim.Adam(H.fresh_params()).param_groups[1].decoupled_weight_decay)
+    assert.is_true(w:state_dict().param_groups[1].decoupled_weight_decay)
+    local ok, e = pcall(optim.AdamW, H.fresh_params(), { decoupled_weight_decay = false })
+    assert.is_false(ok)
+    assert.matches("AdamW always decouples weight decay", e)
+    -- an Adam checkpoint loads into AdamW, whose groups stay decoupled (PyTorch's __setstate__)
+    local adam_sd = optim.Adam(H.fresh_params()):state_dict()
+    local w2 = optim.AdamW(H.fresh_params())
+    w2:load_state_dict(adam_sd)
+    assert.is_true(w2.param_groups[1].decoupled_weight_decay)
+    assert.is_false(adam_sd.param_groups[1].decoupled_weight_decay)   -- the source is not changed
   end)
 
   it("turning amsgrad on after some steps starts max_exp_avg_sq at zero", function()

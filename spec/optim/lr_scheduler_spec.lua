@@ -1,11 +1,12 @@
 --[[
   spec/optim/lr_scheduler_spec.lua — torch.optim.lr_scheduler (lua/torch/optim/lr_scheduler*.lua,
-  lr_one_cycle.lua, lr_sequential.lua, lr_plateau.lua) against PyTorch 1.13.
+  lr_one_cycle.lua, lr_sequential.lua, lr_plateau.lua) against PyTorch 2.11.
 
   Covers: for every scheduler (and the main option variants) on a two-group optimizer, the lr
   of each group after construction and after each of 30 steps, plus the momentum/beta1 that
-  OneCycleLR cycles, equal PyTorch's; resuming with last_epoch; step(epoch) (closed forms);
-  state_dict round trips that continue the same sequence; misuse errors.
+  OneCycleLR cycles, equal PyTorch's; resuming with last_epoch (2.11: construction keeps the
+  restored lrs); step(epoch) (closed forms); state_dict round trips that continue the same
+  sequence; state_dict field names; misuse errors.
 
   Tolerance: bitwise (atol 0): the same recursions in the same order, in double precision.
 
@@ -92,6 +93,20 @@ local cases = {
       for _, g in ipairs(o.param_groups) do g.initial_lr = g.lr end
       return S.CosineAnnealingLR(o, 10, { last_epoch = 4 })
     end, "[g.setdefault('initial_lr', g['lr']) for g in opt.param_groups] and L.CosineAnnealingLR(opt, 10, last_epoch=4)" },
+  { "ExponentialLR_resumed", "SGD", function(o)
+      for _, g in ipairs(o.param_groups) do g.initial_lr = g.lr end
+      return S.ExponentialLR(o, 0.9, { last_epoch = 3 })
+    end, "[g.setdefault('initial_lr', g['lr']) for g in opt.param_groups] and L.ExponentialLR(opt, 0.9, last_epoch=3)" },
+  { "LinearLR_resumed", "SGD", function(o)
+      for _, g in ipairs(o.param_groups) do g.initial_lr = g.lr end
+      return S.LinearLR(o, { start_factor = 0.5, total_iters = 6, last_epoch = 2 })
+    end, "[g.setdefault('initial_lr', g['lr']) for g in opt.param_groups] and "
+      .. "L.LinearLR(opt, start_factor=0.5, total_iters=6, last_epoch=2)" },
+  { "MultiplicativeLR_resumed", "SGD", function(o)
+      for _, g in ipairs(o.param_groups) do g.initial_lr = g.lr end
+      return S.MultiplicativeLR(o, function(e) return 0.9 + 0.001 * e end, { last_epoch = 5 })
+    end, "[g.setdefault('initial_lr', g['lr']) for g in opt.param_groups] and "
+      .. "L.MultiplicativeLR(opt, lambda e: 0.9 + 0.001 * e, last_epoch=5)" },
 }
 
 -- Records, after construction and after each step, every group's lr and momentum (or beta1).
@@ -216,8 +231,20 @@ describe("optim.lr_scheduler", function()
     assert.equals(0, sd.last_epoch)
     assert.same({ [5] = 1, [12] = 2 }, sd.milestones)
     assert.equals(1, sd._step_count)
+    assert.is_false(sd._is_initial)
+    assert.is_nil(sd.verbose)
+    local None = require("torch.serialization").None
     local l = S.LambdaLR(opt, function() return 1 end):state_dict()
-    assert.is_nil(l.lr_lambdas)
+    assert.same({ None, None }, l.lr_lambdas)   -- PyTorch's [None, None]: functions are not saved
+    -- a callable table's fields are saved and loaded back into it
+    local fn = setmetatable({ k = 0.5 }, { __call = function(t, e) return t.k ^ e end })
+    local lam = S.LambdaLR(opt, { fn, function() return 1 end })
+    local lsd = lam:state_dict()
+    assert.same({ { k = 0.5 }, None }, lsd.lr_lambdas)
+    lsd.lr_lambdas[1].k = 0.25
+    lam:load_state_dict(lsd)
+    assert.equals(0.25, fn.k)
+    assert.equals("function", type(lam.lr_lambdas[2]))
     local seq = S.SequentialLR(opt, { S.ExponentialLR(opt, 0.9), S.StepLR(opt, 2) }, { 3 }):state_dict()
     assert.equals(2, #seq._schedulers)
     assert.equals(0.9, seq._schedulers[1].gamma)
@@ -229,7 +256,7 @@ describe("optim.lr_scheduler", function()
     for _ = 1, 3 do s:step() end
     local ok, err = pcall(s.step, s)
     assert.is_false(ok)
-    assert.matches("OneCycleLR: tried to step 5 times. The specified number of total steps is 3", err, 1, true)
+    assert.matches("OneCycleLR: tried to step 4 times. The specified number of total steps is 3", err, 1, true)
   end)
 
   it("reports misuse clearly", function()
@@ -246,8 +273,9 @@ describe("optim.lr_scheduler", function()
     assert.matches("lr_scheduler_spec.lua:%d+: CosineAnnealingLR: param 'initial_lr' is not specified in "
       .. "param_groups%[0%] when resuming",
       err(function() S.CosineAnnealingLR(new_opt("SGD"), 10, { last_epoch = 3 }) end))
-    assert.matches("LinearLR: starting multiplicative factor expected to be between 0 and 1, got 2",
-      err(function() S.LinearLR(opt, { start_factor = 2 }) end))
+    assert.matches("LinearLR: starting multiplicative factor expected to be greater than 0 and less or equal to 1, got 0",
+      err(function() S.LinearLR(opt, { start_factor = 0 }) end))
+    assert.matches("StepLR: unknown option 'verbose'", err(function() S.StepLR(opt, 3, { verbose = true }) end))
     assert.matches("LambdaLR: expected a function or 2 functions", err(function() S.LambdaLR(opt, { function() end }) end))
     assert.matches("OneCycleLR: you must define either total_steps OR %(epochs AND steps_per_epoch%)",
       err(function() S.OneCycleLR(opt, 0.1) end))
@@ -264,6 +292,8 @@ describe("optim.lr_scheduler", function()
     assert.matches("SequentialLR: expects all schedulers to belong to the same optimizer",
       err(function() S.SequentialLR(opt, { S.StepLR(new_opt("SGD"), 2) }, {}) end))
     assert.matches("ReduceLROnPlateau: factor should be < 1.0", err(function() S.ReduceLROnPlateau(opt, { factor = 1 }) end))
+    assert.matches("SequentialLR: does not support `ReduceLROnPlateau`",
+      err(function() S.SequentialLR(opt, { S.ReduceLROnPlateau(opt) }, {}) end))
     assert.matches("ReduceLROnPlateau: mode avg is unknown!", err(function() S.ReduceLROnPlateau(opt, { mode = "avg" }) end))
     local r = S.ReduceLROnPlateau(opt)
     assert.matches("bad argument #1 to 'step' %(number or 0%-dim Tensor expected, got nil%)", err(function() r:step() end))

@@ -1,9 +1,9 @@
 --[[
-  spec/optim/rmsprop_spec.lua — optim.RMSprop (lua/torch/optim/rmsprop.lua) against PyTorch 1.13.
+  spec/optim/rmsprop_spec.lua — optim.RMSprop (lua/torch/optim/rmsprop.lua) against PyTorch 2.11.
 
   Covers: alpha, eps, momentum, centered, weight_decay, maximize and their combinations over 6
   steps of identical gradients (one parameter skips steps 2 and 4), foreach on and off, against
-  PyTorch's foreach=False implementation; state (step as a number, square_avg,
+  PyTorch's foreach=False implementation; state (step as a float32 0-dim tensor, square_avg,
   momentum_buffer, grad_avg) and its state_dict layout; per-group options; state_dict round
   trip; misuse errors.
 
@@ -45,6 +45,25 @@ describe("optim.RMSprop", function()
   it("resumes from state_dict identically", function()
     H.check_resume(cases[5], ref.centered_momentum, true, 3, TOL)
     H.check_resume(cases[8], ref.groups, false, 2, TOL)
+  end)
+
+  it("keeps step as a float32 0-dim tensor, as PyTorch 2.11; a number step (1.x checkpoint) becomes one", function()
+    local ps = H.fresh_params()
+    local opt = H.make(cases[3], ps, true)
+    H.steps(opt, ps, 1, 4)
+    local s1, s3 = opt.state[ps[1]].step, opt.state[ps[3]].step
+    assert.equals(torch.float32, s1.dtype)
+    assert.equals(0, s1:dim())
+    assert.equals(4, s1:item())
+    assert.equals(2, s3:item())
+    local sd = opt:state_dict()
+    for _, st in pairs(sd.state) do st.step = st.step:item() end
+    local ps2 = H.fresh_params()
+    local opt2 = H.make(cases[3], ps2, false)
+    opt2:load_state_dict(sd)
+    H.steps(opt2, ps2, 5, 5)
+    assert.equals(torch.float32, opt2.state[ps2[1]].step.dtype)
+    assert.equals(5, opt2.state[ps2[1]].step:item())
   end)
 
   it("checks hyper-parameters", function()

@@ -1,6 +1,6 @@
 --[[
   spec/optim/sgd_spec.lua — optim.SGD (lua/torch/optim/sgd.lua) and the Optimizer base
-  (lua/torch/optim/optimizer.lua) against PyTorch 1.13.
+  (lua/torch/optim/optimizer.lua) against PyTorch 2.11.
 
   Covers: every option combination over 6 steps of identical gradients (one parameter skips
   steps 2 and 4), with foreach on and off, against PyTorch's foreach=False implementation;
@@ -70,6 +70,17 @@ describe("optim.SGD", function()
     assert.equals(0.9, opt2.param_groups[1].momentum)
   end)
 
+  it("keeps no state without momentum, as PyTorch 2.11 (an empty state in state_dict)", function()
+    local ps = H.fresh_params()
+    local opt = optim.SGD({ { params = { ps[1] } }, { params = { ps[2] }, momentum = 0.9 } }, { lr = 0.1 })
+    H.steps(opt, ps, 1, 2)
+    assert.is_nil(opt.state[ps[1]])
+    assert.is_true(torch.is_tensor(opt.state[ps[2]].momentum_buffer))
+    local sd = opt:state_dict()
+    assert.is_nil(sd.state[0])
+    assert.is_not_nil(sd.state[1])
+  end)
+
   it("load_state_dict rejects a state dict of another shape", function()
     local opt = optim.SGD(H.fresh_params(), { lr = 0.1 })
     local other = optim.SGD({ H.fresh_params()[1] }, { lr = 0.1 }):state_dict()
@@ -128,7 +139,7 @@ describe("optim.SGD", function()
     assert.matches("^SGD %(\nParameter Group 0\n    dampening: 0\n", tostring(opt))
   end)
 
-  it("leaves the gradients untouched (PyTorch 1.13's foreach nesterov adds into them)", function()
+  it("leaves the gradients untouched (PyTorch's foreach nesterov adds into them)", function()
     local ps = H.fresh_params()
     local opt = optim.SGD(ps, { lr = 0.1, momentum = 0.9, nesterov = true })
     H.steps(opt, ps, 1, 2)

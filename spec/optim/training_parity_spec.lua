@@ -1,5 +1,5 @@
 --[[
-  spec/optim/training_parity_spec.lua — whole training runs in ltorch and in PyTorch 1.13 from the
+  spec/optim/training_parity_spec.lua — whole training runs in ltorch and in PyTorch 2.11 from the
   same initial weights on the same batches give the same per-step losses (the optimizers'
   done-means check).
 

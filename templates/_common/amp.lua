@@ -74,7 +74,9 @@ function M.new(config, opts)
   local self = setmetatable({ device = device, device_type = device:match("^cuda") and "cuda" or "cpu",
     enabled = enabled, dtype = enabled and DTYPES[name] or nil, skipped = 0 }, Mixed)
   self.autocast_opts = { dtype = self.dtype }
-  if enabled and name == "float16" and not (opts and opts.inference) then self.scaler = torch.amp.GradScaler() end
+  if enabled and name == "float16" and not (opts and opts.inference) then
+    self.scaler = torch.amp.GradScaler(self.device_type)
+  end
   return self
 end
 

@@ -1,6 +1,6 @@
 --[[
-  torch.amp.GradScaler — loss scaling for mixed-precision training, with PyTorch's semantics
-  (torch/cuda/amp/grad_scaler.py in 1.13; https://pytorch.org/docs/stable/amp.html#gradient-scaling).
+  torch.amp.GradScaler — loss scaling for mixed-precision training, as PyTorch 2.11's
+  torch.amp.GradScaler (torch/amp/grad_scaler.py; https://pytorch.org/docs/2.11/amp.html#gradient-scaling).
 
   Small float16 gradients underflow to zero. The scaler multiplies the loss by `scale` before
   backward, so gradients come out `scale` times larger; before the optimizer steps it divides
@@ -11,9 +11,10 @@
                                      growth_interval: scale = scale * growth_factor (kept only
                                      if finite in float32), clean_steps = 0
 
-      local scaler = torch.amp.GradScaler()      -- {init_scale = 2^16, growth_factor = 2,
-                                                 --  backoff_factor = 0.5, growth_interval = 2000,
-                                                 --  enabled = true}
+      local scaler = torch.amp.GradScaler("cuda")   -- PyTorch's form: device, then options
+      -- or torch.amp.GradScaler("cuda", {init_scale = 2^16, growth_factor = 2, backoff_factor = 0.5,
+      --                                  growth_interval = 2000, enabled = true})
+      -- or torch.amp.GradScaler({device = "cpu", init_scale = 1024})
       for _, batch in ipairs(data) do
         optimizer:zero_grad()
         local loss = torch.autocast("cuda", function() return loss_fn(model(batch.x), batch.y) end)
@@ -23,15 +24,16 @@
         scaler:update()
       end
 
+  device: as PyTorch 2.11's, "cuda" when not given (GradScaler(), or an options table without
+  `device`), and "cuda" with CUDA unavailable warns and disables the scaler — so a ported
+  `GradScaler()` does on a CPU machine what PyTorch's does; pass "cpu" to scale on the CPU.
   The optimizer contract is PyTorch's: a table with `param_groups` (an array of {params = {...}})
-  and a `step` method. The scale lives in a float32 tensor [1] on the device of the first scaled
-  output (made lazily, as in PyTorch). On CUDA the unscale/check and the update are libtorch's
-  fused kernels (_amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_); libtorch 1.13
-  has no CPU kernels for them, so on the CPU the same algorithm runs as ordinary ops (PyTorch 1.13
-  disables its scaler on the CPU; 2.3+ runs these kernels there with the same results).
+  and a `step` method. The scale lives in a float32 0-dim tensor on the device of the first
+  scaled output (made lazily, as in PyTorch). Unscaling with the inf/NaN check and the update
+  are libtorch's kernels, _amp_foreach_non_finite_check_and_unscale_ and _amp_update_scale_,
+  on every device (libtorch 2.11 has them for the CPU too).
   A disabled scaler passes everything through: scale(x) is x, step calls optimizer:step().
 ]]
-local ffi = require "ffi"
 local torch = require "torch"
 local args = require "torch._args"
 
@@ -42,10 +44,24 @@ GradScaler.__index = GradScaler
 
 local defaults = { init_scale = 2.0 ^ 16, growth_factor = 2.0, backoff_factor = 0.5, growth_interval = 2000, enabled = true }
 
-local function new(opts)
-  opts = args.opt_table("GradScaler", 1, opts) or {}
+local function warn(msg) io.stderr:write("UserWarning: ", msg, "\n") end
+
+-- new(device, opts) or new(opts): PyTorch's positional device first, or the options alone
+-- (device may then be one of them).
+local function new(device, opts)
+  if type(device) ~= "string" then
+    if opts ~= nil then args.bad("GradScaler", 1, "device string", args.typename(device), 2) end
+    opts = args.opt_table("GradScaler", 1, device) or {}
+    device = opts.device
+    if device ~= nil and type(device) ~= "string" then
+      error("GradScaler: device must be a string such as \"cuda\" or \"cpu\", got " .. args.typename(device), 3)
+    end
+  else
+    opts = args.opt_table("GradScaler", 2, opts) or {}
+    if opts.device ~= nil then error("GradScaler: device given twice (argument #1 and the device option)", 3) end
+  end
   for k in pairs(opts) do
-    if defaults[k] == nil then error(("GradScaler: unknown option '%s'"):format(tostring(k)), 3) end
+    if defaults[k] == nil and k ~= "device" then error(("GradScaler: unknown option '%s'"):format(tostring(k)), 3) end
   end
   local o = {}
   for k, v in pairs(defaults) do
@@ -63,8 +79,15 @@ local function new(opts)
   if not args.is_int(o.growth_interval) or o.growth_interval <= 0 then
     error("GradScaler: growth_interval must be a positive integer, got " .. tostring(o.growth_interval), 3)
   end
+  local enabled = o.enabled
+  device = device or "cuda"   -- PyTorch's default
+  local d = torch.device(device)   -- an unknown device is an error here
+  if enabled and d.type == "cuda" and not torch.cuda.is_available() then
+    warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.")
+    enabled = false
+  end
   return setmetatable({
-    _enabled = o.enabled, _init_scale = o.init_scale, _growth_factor = o.growth_factor,
+    _device = device, _enabled = enabled, _init_scale = o.init_scale, _growth_factor = o.growth_factor,
     _backoff_factor = o.backoff_factor, _growth_interval = o.growth_interval, _init_growth_tracker = 0,
     _scale = nil, _growth_tracker = nil,
     _per_optimizer_states = setmetatable({}, { __mode = "k" }),   -- optimizer -> {stage, found_inf_per_device}
@@ -90,21 +113,16 @@ local function check_scale(self, fname)
   end
 end
 
-local function fused(device) return device.type == "cuda" end
-
--- PyTorch's float32 rounding of a double (the scale tensor is float32).
-local function f32(x) return tonumber(ffi.new("float", x)) end
-
 ---------------------------------------------------------------- scale
 local function scale_outputs(self, v)
   if torch.is_tensor(v) then
     if self._scale == nil then
-      self._scale = torch.full({ 1 }, self._init_scale, { dtype = torch.float32, device = v.device })
-      self._growth_tracker = torch.full({ 1 }, self._init_growth_tracker, { dtype = torch.int32, device = v.device })
+      self._scale = torch.full({}, self._init_scale, { dtype = torch.float32, device = v.device })
+      self._growth_tracker = torch.full({}, self._init_growth_tracker, { dtype = torch.int32, device = v.device })
     end
     local s = self._scale
     if s.device ~= v.device then s = s:to(v.device) end
-    return v * s   -- shape broadcasts with [1], as in PyTorch: a 0-dim loss comes back as [1]
+    return v * s   -- a 0-dim scale: the output keeps its shape
   end
   if type(v) ~= "table" then error("GradScaler:scale: outputs must be a Tensor or a table of Tensors", 3) end
   local out = {}
@@ -120,8 +138,8 @@ end
 
 ---------------------------------------------------------------- unscale_
 --[[ Divides every gradient of the optimizer's parameters by the scale in place and records, per
-     device, a float32 [1] tensor that is 1 if any gradient held an inf or NaN (checked before the
-     division, as the fused kernel does). Gradients are grouped by device and dtype. ]]
+     device, a float32 0-dim tensor that is 1 if any gradient held an inf or NaN (libtorch's
+     _amp_foreach_non_finite_check_and_unscale_, once per device and dtype). ]]
 local function unscale_grads(_, optimizer, inv_scale, found_inf, allow_fp16)
   local groups, order = {}, {}
   local per_device, inv_per_device = {}, {}
@@ -135,14 +153,14 @@ local function unscale_grads(_, optimizer, inv_scale, found_inf, allow_fp16)
         local dev = tostring(g.device)
         local key = dev .. "/" .. g.dtype.name
         if groups[key] == nil then
-          groups[key] = { device = g.device, grads = {} }
+          groups[key] = { device = dev, grads = {} }
           order[#order + 1] = key
         end
         local list = groups[key].grads
         list[#list + 1] = g
         if per_device[dev] == nil then
           per_device[dev] = found_inf:to(g.device, { copy = true })
-          inv_per_device[dev] = inv_scale:to(g.device)
+          inv_per_device[dev] = inv_scale:to(g.device, { copy = true })
         end
       end
     end
@@ -150,15 +168,7 @@ local function unscale_grads(_, optimizer, inv_scale, found_inf, allow_fp16)
   torch.no_grad(function()   -- gradients made with create_graph must not record the unscale
     for _, key in ipairs(order) do
       local grp = groups[key]
-      local dev = tostring(grp.device)
-      if fused(grp.device) then
-        torch._amp_foreach_non_finite_check_and_unscale_(grp.grads, per_device[dev], inv_per_device[dev])
-      else
-        for _, g in ipairs(grp.grads) do
-          if not g:isfinite():all():item() then per_device[dev]:fill_(1) end
-          g:mul_(inv_per_device[dev])
-        end
-      end
+      torch._amp_foreach_non_finite_check_and_unscale_(grp.grads, per_device[grp.device], inv_per_device[grp.device])
     end
   end)
   return per_device
@@ -175,7 +185,7 @@ function GradScaler:unscale_(optimizer)
   end
   -- 1/scale in double, then float32: PyTorch's rounding of the reciprocal
   local inv_scale = self._scale:double():reciprocal():float()
-  local found_inf = torch.full({ 1 }, 0.0, { dtype = torch.float32, device = self._scale.device })
+  local found_inf = torch.full({}, 0.0, { dtype = torch.float32, device = self._scale.device })
   st.found_inf_per_device = unscale_grads(self, optimizer, inv_scale, found_inf, false)
   st.stage = UNSCALED
 end
@@ -211,25 +221,9 @@ function GradScaler:step(optimizer, ...)
   return unpack(results, 1, results.n)
 end
 
--- The update rule on plain numbers: what _amp_update_scale_ computes (scale is float32).
-local function update_scale_cpu(self, found_inf)
-  local scale, tracker = self._scale:item(), self._growth_tracker:item()
-  if found_inf ~= 0 then
-    scale, tracker = f32(scale * self._backoff_factor), 0
-  else
-    tracker = tracker + 1
-    if tracker == self._growth_interval then
-      local grown = f32(scale * self._growth_factor)
-      if grown == grown and grown ~= math.huge then scale = grown end
-      tracker = 0
-    end
-  end
-  self._scale:fill_(scale)
-  self._growth_tracker:fill_(tracker)
-end
-
 --[[ update(new_scale=nil): with no argument, backs off or grows the scale from this iteration's
-     inf checks (over every optimizer stepped); a number or a float32 [1] tensor sets it directly.
+     inf checks (over every optimizer stepped; libtorch's _amp_update_scale_); a number or a
+     1-element tensor (requires_grad false, on the scaler's device type) sets it directly.
      Ends the iteration: every optimizer can be unscaled and stepped again. ]]
 function GradScaler:update(new_scale)
   if not self._enabled then return end
@@ -237,9 +231,11 @@ function GradScaler:update(new_scale)
   if type(new_scale) == "number" then
     self._scale:fill_(new_scale)
   elseif new_scale ~= nil then
+    local want = self._device and torch.device(self._device).type or self._scale.device.type
     if not torch.is_tensor(new_scale) or new_scale:numel() ~= 1 or new_scale.requires_grad
-        or new_scale.dtype ~= torch.float32 then
-      args.bad("update", 1, "number or 1-element float32 Tensor with requires_grad=false", args.typename(new_scale))
+        or new_scale.device.type ~= want then
+      args.bad("update", 1, "number or 1-element " .. want .. " Tensor with requires_grad=false",
+        args.typename(new_scale))
     end
     self._scale:copy_(new_scale)
   else
@@ -247,16 +243,12 @@ function GradScaler:update(new_scale)
     for _, st in pairs(self._per_optimizer_states) do
       for _, f in pairs(st.found_inf_per_device) do
         f = f:to(self._scale.device)
-        combined = combined and combined + f or f
+        if combined == nil then combined = f else combined:add_(f) end
       end
     end
     if combined == nil then error("GradScaler:update: no inf checks were recorded prior to update()", 2) end
-    if fused(self._scale.device) then
-      torch._amp_update_scale_(self._scale, self._growth_tracker, combined, self._growth_factor,
-        self._backoff_factor, self._growth_interval)
-    else
-      update_scale_cpu(self, combined:item())
-    end
+    torch._amp_update_scale_(self._scale, self._growth_tracker, combined, self._growth_factor,
+      self._backoff_factor, self._growth_interval)
   end
   self._per_optimizer_states = setmetatable({}, { __mode = "k" })
 end
@@ -308,14 +300,14 @@ function GradScaler:load_state_dict(sd)
 end
 
 function GradScaler.__tostring(self)
-  return ("GradScaler(scale=%s, growth_factor=%s, backoff_factor=%s, growth_interval=%d, enabled=%s)"):format(
-    tostring(self:get_scale()), tostring(self._growth_factor), tostring(self._backoff_factor),
-    self._growth_interval, tostring(self._enabled))
+  return ("GradScaler(device=%s, scale=%s, growth_factor=%s, backoff_factor=%s, growth_interval=%d, enabled=%s)")
+    :format(tostring(self._device), tostring(self:get_scale()), tostring(self._growth_factor),
+      tostring(self._backoff_factor), self._growth_interval, tostring(self._enabled))
 end
 
 return setmetatable({}, {
-  __call = function(_, opts)
-    local scaler = new(opts)   -- not a tail call: new's errors blame the caller
+  __call = function(_, device, opts)
+    local scaler = new(device, opts)   -- not a tail call: new's errors blame the caller
     return scaler
   end,
   __index = GradScaler,

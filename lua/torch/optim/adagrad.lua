@@ -1,6 +1,6 @@
 --[[
-  torch.optim.adagrad — Adagrad, as PyTorch 1.13's torch.optim.Adagrad
-  (https://pytorch.org/docs/1.13/generated/torch.optim.Adagrad.html).
+  torch.optim.adagrad — Adagrad, as PyTorch 2.11's torch.optim.Adagrad
+  (https://pytorch.org/docs/2.11/generated/torch.optim.Adagrad.html).
 
       local opt = optim.Adagrad(model:parameters(), {lr = 1e-2, lr_decay = 1e-4})
 
@@ -9,7 +9,7 @@
   and step count; false updates parameter by parameter).
   State per parameter, made when the optimizer is built (as PyTorch's): step (a float32 0-dim
   tensor) and sum (the accumulated squared gradients, starting at the group's
-  initial_accumulator_value; PyTorch 1.13 uses the constructor's value for every group, a
+  initial_accumulator_value; PyTorch 2.11 uses the constructor's value for every group, a
   difference only when a group sets its own).
 ]]
 local torch = require "torch"

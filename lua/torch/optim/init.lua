@@ -1,6 +1,6 @@
 --[[
-  torch.optim — optimizers and learning-rate schedulers with PyTorch 1.13's names, options and
-  numerics (https://pytorch.org/docs/1.13/optim.html). One optimizer family per file; this one
+  torch.optim — optimizers and learning-rate schedulers with PyTorch 2.11's names, options and
+  numerics (https://pytorch.org/docs/2.11/optim.html). One optimizer family per file; this one
   only gathers them.
 
       local optim = torch.optim                -- or require "torch.optim"

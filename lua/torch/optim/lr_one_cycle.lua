@@ -1,7 +1,7 @@
 --[[
-  torch.optim.lr_one_cycle — OneCycleLR, the 1cycle policy (Smith & Topin 2017) as PyTorch 1.13's
+  torch.optim.lr_one_cycle — OneCycleLR, the 1cycle policy (Smith & Topin 2017) as PyTorch 2.11's
   torch.optim.lr_scheduler.OneCycleLR
-  (https://pytorch.org/docs/1.13/generated/torch.optim.lr_scheduler.OneCycleLR.html).
+  (https://pytorch.org/docs/2.11/generated/torch.optim.lr_scheduler.OneCycleLR.html).
 
       local sched = optim.lr_scheduler.OneCycleLR(opt, 0.1, {total_steps = 1000})
       -- or {epochs = 10, steps_per_epoch = #loader}; call sched:step() after every batch
@@ -12,7 +12,7 @@
   opposite way between max_momentum and base_momentum. Options: total_steps, epochs,
   steps_per_epoch, pct_start = 0.3, anneal_strategy = "cos" | "linear", cycle_momentum = true,
   base_momentum = 0.85, max_momentum = 0.95, div_factor = 25, final_div_factor = 1e4,
-  three_phase = false, last_epoch = -1, verbose = false. max_lr, base_momentum and max_momentum
+  three_phase = false, last_epoch = -1. max_lr, base_momentum and max_momentum
   also take one value per group. Stepping past total_steps is an error.
 ]]
 local B = require "torch.optim.lr_scheduler_base"
@@ -52,7 +52,7 @@ end
 function OneCycleLR:__init(optimizer, max_lr, opts)
   local o = B.options("OneCycleLR", opts, { total_steps = false, epochs = false, steps_per_epoch = false,
     pct_start = 0.3, anneal_strategy = "cos", cycle_momentum = true, base_momentum = 0.85, max_momentum = 0.95,
-    div_factor = 25., final_div_factor = 1e4, three_phase = false, last_epoch = -1, verbose = false })
+    div_factor = 25., final_div_factor = 1e4, three_phase = false, last_epoch = -1 })
   B.LRScheduler.check_optimizer("OneCycleLR", optimizer)
   local function bad(msg) error("OneCycleLR: " .. msg, 4) end
   if o.total_steps then
@@ -60,7 +60,7 @@ function OneCycleLR:__init(optimizer, max_lr, opts)
       bad("expected positive integer total_steps, but got " .. tostring(o.total_steps))
     end
     self.total_steps = o.total_steps
-  elseif o.epochs or o.steps_per_epoch then
+  elseif o.epochs and o.steps_per_epoch then
     if not positive_int(o.epochs) then bad("expected positive integer epochs, but got " .. tostring(o.epochs)) end
     if not positive_int(o.steps_per_epoch) then
       bad("expected positive integer steps_per_epoch, but got " .. tostring(o.steps_per_epoch))
@@ -76,7 +76,7 @@ function OneCycleLR:__init(optimizer, max_lr, opts)
     bad("anneal_strategy must be one of 'cos' or 'linear', instead got " .. tostring(o.anneal_strategy))
   end
   self._schedule_phases = phases(self.total_steps, o.pct_start, o.three_phase)
-  self.anneal_strategy = o.anneal_strategy
+  self._anneal_func_type = o.anneal_strategy
   local max_lrs = B.per_group("OneCycleLR", "max_lr", optimizer, max_lr)
   if o.last_epoch == -1 then
     for i, group in ipairs(optimizer.param_groups) do
@@ -89,7 +89,7 @@ function OneCycleLR:__init(optimizer, max_lr, opts)
   if o.cycle_momentum then
     local d = optimizer.defaults
     if d.momentum == nil and d.betas == nil then
-      bad("optimizer must support momentum with `cycle_momentum` option enabled")
+      bad("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
     end
     self.use_beta1 = d.betas ~= nil
     local maxes = B.per_group("OneCycleLR", "max_momentum", optimizer, o.max_momentum)
@@ -101,16 +101,16 @@ function OneCycleLR:__init(optimizer, max_lr, opts)
       end
     end
   end
-  self:init(optimizer, o.last_epoch, o.verbose)
+  self:init(optimizer, o.last_epoch)
 end
 
 function OneCycleLR:get_lr()
   local step_num = self.last_epoch
   if step_num > self.total_steps then
     error(("OneCycleLR: tried to step %d times. The specified number of total steps is %d")
-      :format(step_num + 1, self.total_steps), 3)
+      :format(step_num, self.total_steps), 3)
   end
-  local f = anneal[self.anneal_strategy]
+  local f = anneal[self._anneal_func_type]
   local lrs, phases_ = {}, self._schedule_phases
   for gi, group in ipairs(self.optimizer.param_groups) do
     local start_step, lr, momentum = 0, nil, nil

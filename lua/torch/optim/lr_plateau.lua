@@ -1,7 +1,7 @@
 --[[
   torch.optim.lr_plateau — ReduceLROnPlateau: cut the learning rate when a metric stops
-  improving, as PyTorch 1.13's torch.optim.lr_scheduler.ReduceLROnPlateau
-  (https://pytorch.org/docs/1.13/generated/torch.optim.lr_scheduler.ReduceLROnPlateau.html).
+  improving, as PyTorch 2.11's torch.optim.lr_scheduler.ReduceLROnPlateau
+  (https://pytorch.org/docs/2.11/generated/torch.optim.lr_scheduler.ReduceLROnPlateau.html).
 
       local sched = optim.lr_scheduler.ReduceLROnPlateau(opt, {mode = "min", patience = 5})
       for epoch = 1, 100 do train(); sched:step(validation_loss()) end   -- a number or 0-dim tensor
@@ -10,7 +10,8 @@
   relative or absolute), each group's lr becomes max(lr * factor, min_lr) — unless that changes
   it by eps or less — and `cooldown` epochs are ignored. Options: mode = "min" | "max",
   factor = 0.1, patience = 10, threshold = 1e-4, threshold_mode = "rel" | "abs", cooldown = 0,
-  min_lr = 0 (or one per group), eps = 1e-8, verbose = false.
+  min_lr = 0 (or one per group: then a group added later is an error when the lr is cut; a
+  single min_lr covers added groups), eps = 1e-8.
 ]]
 local B = require "torch.optim.lr_scheduler_base"
 
@@ -31,15 +32,16 @@ end
 
 function ReduceLROnPlateau:__init(optimizer, opts)
   local o = B.options("ReduceLROnPlateau", opts, { mode = "min", factor = 0.1, patience = 10, threshold = 1e-4,
-    threshold_mode = "rel", cooldown = 0, min_lr = 0, eps = 1e-8, verbose = false })
+    threshold_mode = "rel", cooldown = 0, min_lr = 0, eps = 1e-8 })
   B.LRScheduler.check_optimizer("ReduceLROnPlateau", optimizer)
   if type(o.factor) ~= "number" or o.factor >= 1.0 then
     error("ReduceLROnPlateau: factor should be < 1.0, got " .. tostring(o.factor), 3)
   end
   self.factor = o.factor
   self.optimizer = optimizer
+  if type(o.min_lr) ~= "table" then self.default_min_lr = o.min_lr end   -- nil (PyTorch's None) for a list
   self.min_lrs = B.per_group("ReduceLROnPlateau", "min_lr", optimizer, o.min_lr)
-  self.patience, self.verbose, self.cooldown, self.cooldown_counter = o.patience, o.verbose, o.cooldown, 0
+  self.patience, self.cooldown, self.cooldown_counter = o.patience, o.cooldown, 0
   self.mode, self.threshold, self.threshold_mode, self.eps = o.mode, o.threshold, o.threshold_mode, o.eps
   self.last_epoch = 0
   init_is_better(self)
@@ -83,23 +85,29 @@ function ReduceLROnPlateau:step(metrics, epoch)
     self.num_bad_epochs = 0   -- bad epochs in cooldown do not count
   end
   if self.num_bad_epochs > self.patience then
-    self:_reduce_lr(self.last_epoch)
+    self:_reduce_lr()
     self.cooldown_counter = self.cooldown
     self.num_bad_epochs = 0
   end
   self._last_lr = self:current_lrs()
 end
 
-function ReduceLROnPlateau:_reduce_lr(epoch)
-  for i, group in ipairs(self.optimizer.param_groups) do
+function ReduceLROnPlateau:_reduce_lr()
+  local groups = self.optimizer.param_groups
+  if #groups ~= #self.min_lrs then
+    if self.default_min_lr == nil then
+      error(("ReduceLROnPlateau: the number of param groups in the `optimizer` (%d) differs from when "
+        .. "`ReduceLROnPlateau` was initialized (%d), usually due to a new param group being added to the "
+        .. "optimizer. Please modify the `min_lrs` field to match the length of the `optimizer` param groups.")
+        :format(#groups, #self.min_lrs), 3)
+    end
+    self.min_lrs = {}
+    for i = 1, #groups do self.min_lrs[i] = self.default_min_lr end
+  end
+  for i, group in ipairs(groups) do
     local old_lr = group.lr
     local new_lr = math.max(old_lr * self.factor, self.min_lrs[i])
-    if old_lr - new_lr > self.eps then
-      group.lr = new_lr
-      if self.verbose then
-        print(("Epoch %05d: reducing learning rate of group %d to %.4e."):format(epoch, i - 1, new_lr))
-      end
-    end
+    if old_lr - new_lr > self.eps then group.lr = new_lr end
   end
 end
 

@@ -1,6 +1,6 @@
 --[[
-  torch.optim.lr_scheduler — learning-rate schedules with PyTorch 1.13's names, arguments and
-  arithmetic (https://pytorch.org/docs/1.13/optim.html#how-to-adjust-learning-rate): the same
+  torch.optim.lr_scheduler — learning-rate schedules with PyTorch 2.11's names, arguments and
+  arithmetic (https://pytorch.org/docs/2.11/optim.html#how-to-adjust-learning-rate): the same
   recursions in the same order, so the lr sequences equal PyTorch's.
 
       local sched = optim.lr_scheduler.StepLR(opt, 30, {gamma = 0.1})
@@ -9,7 +9,7 @@
 
   Required arguments are positional, as in PyTorch; the optional ones go in a trailing table.
   Every scheduler has step(), get_last_lr() (one lr per group), state_dict(), load_state_dict()
-  and takes {last_epoch = -1, verbose = false}.
+  and takes {last_epoch = -1} (PyTorch 2.11 has no `verbose`).
     LambdaLR(opt, fn or {fn per group})       lr = initial_lr * fn(epoch)
     MultiplicativeLR(opt, fn or {fn...})      lr = lr * fn(epoch) from epoch 1
     StepLR(opt, step_size, {gamma = 0.1})     lr = initial_lr * gamma ^ floor(epoch / step_size)
@@ -20,9 +20,11 @@
     CosineAnnealingLR(opt, T_max, {eta_min = 0})
     OneCycleLR, SequentialLR, ChainedScheduler, ReduceLROnPlateau: see lr_one_cycle.lua,
     lr_sequential.lua, lr_plateau.lua.
-  LambdaLR/MultiplicativeLR state_dicts leave the functions out (Lua functions are not data).
+  LambdaLR/MultiplicativeLR state_dicts hold lr_lambdas = one entry per group, as PyTorch's: None
+  (torch.serialization.None) for a function, a copy of the fields of a callable table.
 ]]
 local B = require "torch.optim.lr_scheduler_base"
+local None = require("torch.serialization.pickle").None
 
 local LRScheduler, options = B.LRScheduler, B.options
 
@@ -35,7 +37,7 @@ local function group_lrs(self, f)
 end
 
 local function opts_with(name, opts, extra)
-  local d = { last_epoch = -1, verbose = false }
+  local d = { last_epoch = -1 }
   for k, v in pairs(extra or {}) do d[k] = v end
   return options(name, opts, d)
 end
@@ -52,13 +54,38 @@ local function lambdas(name, optimizer, fn)
   if type(fn) ~= "table" or #fn ~= n then
     error(("%s: expected a function or %d functions (one per group)"):format(name, n), 4)
   end
+  for i = 1, n do
+    local f, mt = fn[i], getmetatable(fn[i])
+    if type(f) ~= "function" and not (type(f) == "table" and mt and mt.__call) then
+      error(("%s: lr_lambda should be a function, but got %s"):format(name, type(f)), 4)
+    end
+  end
   return { unpack(fn) }
 end
 
-local function without_lambdas(self)
+-- PyTorch's layout: lr_lambdas[i] is None for a function, the fields of a callable object.
+local function lambdas_state_dict(self)
   local sd = LRScheduler.state_dict(self)
-  sd.lr_lambdas = nil
+  sd.lr_lambdas = {}
+  for i, fn in ipairs(self.lr_lambdas) do sd.lr_lambdas[i] = type(fn) == "table" and B.copy(fn) or None end
   return sd
+end
+
+-- The functions stay; a callable table gets its saved fields back.
+local function lambdas_load_state_dict(self, sd)
+  local saved = type(sd) == "table" and sd.lr_lambdas or nil
+  local rest = sd
+  if saved ~= nil then
+    rest = {}
+    for k, v in pairs(sd) do if k ~= "lr_lambdas" then rest[k] = v end end
+  end
+  LRScheduler.load_state_dict(self, rest)
+  for i, fields in ipairs(saved or {}) do
+    local fn = self.lr_lambdas[i]
+    if type(fields) == "table" and fields ~= None and type(fn) == "table" then
+      for k, v in pairs(fields) do fn[k] = B.copy(v) end
+    end
+  end
 end
 
 local LambdaLR = LRScheduler:extend("LambdaLR")
@@ -66,27 +93,27 @@ M.LambdaLR = LambdaLR
 function LambdaLR:__init(optimizer, lr_lambda, opts)
   local o = opts_with("LambdaLR", opts)
   self.lr_lambdas = lambdas("LambdaLR", optimizer, lr_lambda)
-  self:init(optimizer, o.last_epoch, o.verbose)
+  self:init(optimizer, o.last_epoch)
 end
 function LambdaLR:get_lr()
   return group_lrs(self, function(_, base_lr, i) return base_lr * self.lr_lambdas[i](self.last_epoch) end)
 end
-LambdaLR.state_dict = without_lambdas
+LambdaLR.state_dict, LambdaLR.load_state_dict = lambdas_state_dict, lambdas_load_state_dict
 
 local MultiplicativeLR = LRScheduler:extend("MultiplicativeLR")
 M.MultiplicativeLR = MultiplicativeLR
 function MultiplicativeLR:__init(optimizer, lr_lambda, opts)
   local o = opts_with("MultiplicativeLR", opts)
   self.lr_lambdas = lambdas("MultiplicativeLR", optimizer, lr_lambda)
-  self:init(optimizer, o.last_epoch, o.verbose)
+  self:init(optimizer, o.last_epoch)
 end
 function MultiplicativeLR:get_lr()
-  if self.last_epoch > 0 then
+  if not self._is_initial then
     return group_lrs(self, function(lr, _, i) return lr * self.lr_lambdas[i](self.last_epoch) end)
   end
   return self:current_lrs()
 end
-MultiplicativeLR.state_dict = without_lambdas
+MultiplicativeLR.state_dict, MultiplicativeLR.load_state_dict = lambdas_state_dict, lambdas_load_state_dict
 
 ---------------------------------------------------------------- StepLR, MultiStepLR
 local StepLR = LRScheduler:extend("StepLR")
@@ -98,7 +125,7 @@ function StepLR:__init(optimizer, step_size, opts)
     error("StepLR: step_size must be a positive integer, got " .. tostring(step_size), 3)
   end
   self.step_size, self.gamma = step_size, o.gamma
-  self:init(optimizer, o.last_epoch, o.verbose)
+  self:init(optimizer, o.last_epoch)
 end
 function StepLR:get_lr()
   if self.last_epoch == 0 or self.last_epoch % self.step_size ~= 0 then return self:current_lrs() end
@@ -121,7 +148,7 @@ function MultiStepLR:__init(optimizer, milestones, opts)
   self.milestones = {}
   for _, m in ipairs(milestones) do self.milestones[m] = (self.milestones[m] or 0) + 1 end
   self.gamma = o.gamma
-  self:init(optimizer, o.last_epoch, o.verbose)
+  self:init(optimizer, o.last_epoch)
 end
 function MultiStepLR:get_lr()
   local count = self.milestones[self.last_epoch]
@@ -150,7 +177,7 @@ function ConstantLR:__init(optimizer, opts)
   LRScheduler.check_optimizer("ConstantLR", optimizer)
   factor_in_range("ConstantLR", "constant multiplicative factor", o.factor)
   self.factor, self.total_iters = o.factor, o.total_iters
-  self:init(optimizer, o.last_epoch, o.verbose)
+  self:init(optimizer, o.last_epoch)
 end
 function ConstantLR:get_lr()
   if self.last_epoch == 0 then return group_lrs(self, function(lr) return lr * self.factor end) end
@@ -167,15 +194,18 @@ M.LinearLR = LinearLR
 function LinearLR:__init(optimizer, opts)
   local o = opts_with("LinearLR", opts, { start_factor = 1 / 3, end_factor = 1.0, total_iters = 5 })
   LRScheduler.check_optimizer("LinearLR", optimizer)
-  factor_in_range("LinearLR", "starting multiplicative factor", o.start_factor)
+  if type(o.start_factor) ~= "number" or o.start_factor > 1 or o.start_factor <= 0 then
+    error("LinearLR: starting multiplicative factor expected to be greater than 0 and less or equal to 1, got "
+      .. tostring(o.start_factor), 3)
+  end
   factor_in_range("LinearLR", "ending multiplicative factor", o.end_factor)
   self.start_factor, self.end_factor, self.total_iters = o.start_factor, o.end_factor, o.total_iters
-  self:init(optimizer, o.last_epoch, o.verbose)
+  self:init(optimizer, o.last_epoch)
 end
 function LinearLR:get_lr()
   local e, s, f, n = self.last_epoch, self.start_factor, self.end_factor, self.total_iters
   if e == 0 then return group_lrs(self, function(lr) return lr * s end) end
-  if e > n then return self:current_lrs() end
+  if self._is_initial or e > n then return self:current_lrs() end
   return group_lrs(self, function(lr) return lr * (1. + (f - s) / (n * s + (e - 1) * (f - s))) end)
 end
 function LinearLR:closed_form()
@@ -191,10 +221,10 @@ function ExponentialLR:__init(optimizer, gamma, opts)
   LRScheduler.check_optimizer("ExponentialLR", optimizer)
   if type(gamma) ~= "number" then error("ExponentialLR: gamma must be a number, got " .. type(gamma), 3) end
   self.gamma = gamma
-  self:init(optimizer, o.last_epoch, o.verbose)
+  self:init(optimizer, o.last_epoch)
 end
 function ExponentialLR:get_lr()
-  if self.last_epoch == 0 then return self:current_lrs() end
+  if self._is_initial then return self:current_lrs() end
   return group_lrs(self, function(lr) return lr * self.gamma end)
 end
 function ExponentialLR:closed_form()
@@ -210,13 +240,13 @@ function CosineAnnealingLR:__init(optimizer, T_max, opts)
     error("CosineAnnealingLR: T_max must be a positive number, got " .. tostring(T_max), 3)
   end
   self.T_max, self.eta_min = T_max, o.eta_min
-  self:init(optimizer, o.last_epoch, o.verbose)
+  self:init(optimizer, o.last_epoch)
 end
 -- PyTorch's recursive form: each lr follows from the previous one (so it composes with other
--- schedulers); from a resumed epoch it starts from the closed form.
+-- schedulers). Construction keeps the current lrs, also when resuming with last_epoch.
 function CosineAnnealingLR:get_lr()
   local e, T, eta_min, pi, cos = self.last_epoch, self.T_max, self.eta_min, math.pi, math.cos
-  if e == 0 then return self:current_lrs() end
+  if self._is_initial then return self:current_lrs() end
   if self._step_count == 1 and e > 0 then
     return group_lrs(self, function(_, base_lr) return eta_min + (base_lr - eta_min) * (1 + cos(e * pi / T)) / 2 end)
   end

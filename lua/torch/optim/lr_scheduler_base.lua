@@ -1,13 +1,17 @@
 --[[
-  torch.optim.lr_scheduler_base — what every learning-rate scheduler shares, after PyTorch 1.13's
-  _LRScheduler: it remembers each group's initial_lr (base_lrs), counts epochs in last_epoch
-  (-1 before the first step; construction takes one step, to epoch 0), and on each step()
-  writes get_lr()'s values into the optimizer's param_groups.
+  torch.optim.lr_scheduler_base — what every learning-rate scheduler shares, after PyTorch 2.11's
+  LRScheduler: it remembers each group's initial_lr (base_lrs), counts epochs in last_epoch
+  (-1 before the first step; construction takes one step, to epoch 0, or to last_epoch + 1 when
+  resuming) and on each step() writes get_lr()'s values into the optimizer's param_groups.
+
+  The step taken at construction runs with self._is_initial = true; the recursive schedules
+  (MultiplicativeLR, LinearLR, ExponentialLR, CosineAnnealingLR) then keep the current lrs, so
+  building a scheduler with last_epoch = k leaves the lrs the checkpoint restored.
 
   A scheduler class: Base:extend(name); its __init sets its own fields, then calls
-  Base.init(self, optimizer, last_epoch, verbose); it defines get_lr() (PyTorch's chainable
-  form, reading each group's current lr) and, where PyTorch has one, closed_form() (used by
-  step(epoch)). state_dict() holds every field except the optimizer and functions.
+  Base.init(self, optimizer, last_epoch); it defines get_lr() (PyTorch's chainable form, reading
+  each group's current lr) and, where PyTorch has one, closed_form() (used by step(epoch)).
+  state_dict() holds every field except the optimizer and functions, as PyTorch's __dict__.
 
   Usage: internal to lua/torch/optim/lr_*.lua; users reach the classes through
   torch.optim.lr_scheduler.
@@ -71,7 +75,7 @@ function LRScheduler.check_optimizer(name, optimizer)
   end
 end
 
-function LRScheduler:init(optimizer, last_epoch, verbose)
+function LRScheduler:init(optimizer, last_epoch)
   self.optimizer = optimizer
   last_epoch = last_epoch or -1
   if last_epoch == -1 then
@@ -81,27 +85,32 @@ function LRScheduler:init(optimizer, last_epoch, verbose)
   else
     for i, group in ipairs(optimizer.param_groups) do
       if group.initial_lr == nil then
-        error(("%s: param 'initial_lr' is not specified in param_groups[%d] when resuming an optimizer")
-          :format(self.__name, i - 1), 4)
+        error(("%s: param 'initial_lr' is not specified in param_groups[%d] when resuming scheduler with "
+          .. "last_epoch >= 0"):format(self.__name, i - 1), 4)
       end
     end
   end
   self.base_lrs = {}
   for i, group in ipairs(optimizer.param_groups) do self.base_lrs[i] = group.initial_lr end
   self.last_epoch = last_epoch
-  self.verbose = verbose or false
   self:_initial_step()
 end
 
 function LRScheduler:_initial_step()
-  self.optimizer._step_count = 0
   self._step_count = 0
+  self._is_initial = true
   self:step()
+  self._is_initial = false
 end
 
 -- step(epoch): advance one epoch (epoch given: jump there, with the closed form where there is one).
 function LRScheduler:step(epoch)
   self._step_count = self._step_count + 1
+  self:_update_lr(epoch)
+end
+
+-- The lr update of step(epoch) without counting a step (SequentialLR's restart at a milestone).
+function LRScheduler:_update_lr(epoch)
   local values
   if epoch == nil then
     self.last_epoch = self.last_epoch + 1
@@ -110,10 +119,7 @@ function LRScheduler:step(epoch)
     self.last_epoch = epoch
     values = self.closed_form and self:closed_form() or self:get_lr()
   end
-  for i, group in ipairs(self.optimizer.param_groups) do
-    group.lr = values[i]
-    if self.verbose then print(("Adjusting learning rate of group %d to %.4e."):format(i - 1, values[i])) end
-  end
+  for i, group in ipairs(self.optimizer.param_groups) do group.lr = values[i] end
   self._last_lr = self:current_lrs()
 end
 

@@ -1,16 +1,18 @@
 --[[
-  torch.optim.lr_sequential — schedulers made of schedulers, as PyTorch 1.13's SequentialLR and
-  ChainedScheduler (https://pytorch.org/docs/1.13/generated/torch.optim.lr_scheduler.SequentialLR.html).
+  torch.optim.lr_sequential — schedulers made of schedulers, as PyTorch 2.11's SequentialLR and
+  ChainedScheduler (https://pytorch.org/docs/2.11/generated/torch.optim.lr_scheduler.SequentialLR.html).
 
       local warmup = lr_scheduler.LinearLR(opt, {start_factor = 0.1, total_iters = 5})
       local decay = lr_scheduler.CosineAnnealingLR(opt, 95)
       local sched = lr_scheduler.SequentialLR(opt, {warmup, decay}, {5})   -- warmup, then decay
 
   SequentialLR(opt, schedulers, milestones): scheduler i runs from milestone i-1 on; at each
-  milestone the next one restarts from epoch 0. ChainedScheduler(schedulers) steps them all, each
-  scaling what the previous one set. state_dict() nests each scheduler's state_dict.
+  milestone the next one restarts from epoch 0 (its lr update without counting a step).
+  ChainedScheduler(schedulers, optimizer = nil) steps them all, each scaling what the previous
+  one set. state_dict() nests each scheduler's state_dict.
 ]]
 local B = require "torch.optim.lr_scheduler_base"
+local ReduceLROnPlateau = require("torch.optim.lr_plateau").ReduceLROnPlateau
 
 local M = {}
 
@@ -18,13 +20,26 @@ local M = {}
 local SequentialLR = B.LRScheduler:extend("SequentialLR")
 M.SequentialLR = SequentialLR
 
+-- PyTorch's recursive_undo: one epoch back for every scheduler inside s.
+local function undo(s)
+  if s._schedulers ~= nil then
+    for _, inner in ipairs(s._schedulers) do undo(inner) end
+  elseif s.last_epoch ~= nil then
+    s.last_epoch = s.last_epoch - 1
+  end
+end
+
 function SequentialLR:__init(optimizer, schedulers, milestones, opts)
-  local o = B.options("SequentialLR", opts, { last_epoch = -1, verbose = false })
+  local o = B.options("SequentialLR", opts, { last_epoch = -1 })
   B.LRScheduler.check_optimizer("SequentialLR", optimizer)
   if type(schedulers) ~= "table" or #schedulers == 0 then
     error("SequentialLR: expected a non-empty array of schedulers", 3)
   end
   for i, s in ipairs(schedulers) do
+    if getmetatable(s) == ReduceLROnPlateau then
+      error(("SequentialLR: does not support `ReduceLROnPlateau` scheduler as it requires additional kwargs to be "
+        .. "specified when calling `step`, but got one at index %d in the given schedulers sequence"):format(i - 1), 3)
+    end
     if type(s) ~= "table" or s.optimizer ~= optimizer then
       error(("SequentialLR: expects all schedulers to belong to the same optimizer, but got scheduler at index %d "
         .. "to be different than the optimizer passed in"):format(i - 1), 3)
@@ -39,10 +54,10 @@ function SequentialLR:__init(optimizer, schedulers, milestones, opts)
   self._milestones = { unpack(milestones) }
   self.last_epoch = o.last_epoch + 1
   self.optimizer = optimizer
-  -- Reset the learning rates and undo the step each scheduler took when it was built; then
-  -- only the first one takes its initial step.
+  -- Reset the learning rates and undo the step each scheduler (nested ones too) took when it
+  -- was built; then only the first one takes its initial step.
   for _, group in ipairs(optimizer.param_groups) do group.lr = group.initial_lr end
-  for _, s in ipairs(self._schedulers) do s.last_epoch = s.last_epoch - 1 end
+  undo(self)
   self._schedulers[1]:_initial_step()
   self._last_lr = self._schedulers[1]:get_last_lr()
 end
@@ -52,7 +67,7 @@ function SequentialLR:step()
   local idx = 0   -- bisect_right(milestones, last_epoch)
   for _, m in ipairs(self._milestones) do if m <= self.last_epoch then idx = idx + 1 end end
   local s = self._schedulers[idx + 1]
-  if idx > 0 and self._milestones[idx] == self.last_epoch then s:step(0) else s:step() end
+  if idx > 0 and self._milestones[idx] == self.last_epoch then s:_update_lr(0) else s:step() end
   self._last_lr = s:get_last_lr()
 end
 
@@ -80,18 +95,23 @@ SequentialLR.state_dict, SequentialLR.load_state_dict = nested_state, load_neste
 local ChainedScheduler = B.LRScheduler:extend("ChainedScheduler")
 M.ChainedScheduler = ChainedScheduler
 
-function ChainedScheduler:__init(schedulers)
+function ChainedScheduler:__init(schedulers, optimizer)
   if type(schedulers) ~= "table" or #schedulers == 0 then
-    error("ChainedScheduler: expected a non-empty array of schedulers", 3)
+    error("ChainedScheduler: expects at least one scheduler to be chained, but got no scheduler", 3)
   end
-  for i = 2, #schedulers do
-    if schedulers[i].optimizer ~= schedulers[1].optimizer then
-      error(("ChainedScheduler: expects all schedulers to belong to the same optimizer, but got schedulers at "
-        .. "index 0 and %d to be different"):format(i - 1), 3)
+  optimizer = optimizer or schedulers[1].optimizer
+  for i, s in ipairs(schedulers) do
+    if getmetatable(s) == ReduceLROnPlateau then
+      error(("ChainedScheduler: does not support `ReduceLROnPlateau` scheduler as it requires additional kwargs to be "
+        .. "specified when calling `step`, but got one at index %d in the given schedulers sequence"):format(i - 1), 3)
+    end
+    if type(s) ~= "table" or s.optimizer ~= optimizer then
+      error(("ChainedScheduler: expects all schedulers to belong to the same optimizer, but got scheduler at "
+        .. "index %d to be different than the optimizer passed in"):format(i - 1), 3)
     end
   end
   self._schedulers = { unpack(schedulers) }
-  self.optimizer = schedulers[1].optimizer
+  self.optimizer = optimizer
   self._last_lr = self:current_lrs()
 end
 

@@ -1,6 +1,6 @@
 --[[
-  torch.optim.optimizer — the base of every optimizer, with PyTorch's behaviour
-  (https://pytorch.org/docs/1.13/optim.html): parameter groups with per-group hyper-parameters,
+  torch.optim.optimizer — the base of every optimizer, with PyTorch 2.11's behaviour
+  (https://pytorch.org/docs/2.11/optim.html): parameter groups with per-group hyper-parameters,
   per-parameter state, zero_grad, step(closure), state_dict/load_state_dict.
 
       local opt = optim.SGD(model:parameters(), {lr = 0.1, momentum = 0.9})
@@ -157,8 +157,9 @@ function Optimizer:step(closure)
 end
 
 --[[ The parameters of `group` that have a gradient, their gradients, and their state tables
-     (made by self:init_state(p, group) on first use). Arrays of equal length n. ]]
-function Optimizer:collect(group)
+     (made by self:init_state(p, group) on first use). Arrays of equal length n.
+     stateless = true: states is empty and no state is made (SGD without momentum). ]]
+function Optimizer:collect(group, stateless)
   local params, grads, states, n = {}, {}, {}, 0
   local state = self.state
   for _, p in ipairs(group.params) do
@@ -166,12 +167,14 @@ function Optimizer:collect(group)
     if g ~= nil then
       n = n + 1
       params[n], grads[n] = p, g
-      local s = state[p]
-      if s == nil then
-        s = memory.unscoped(self.init_state, self, p, group)
-        state[p] = s
+      if not stateless then
+        local s = state[p]
+        if s == nil then
+          s = memory.unscoped(self.init_state, self, p, group)
+          state[p] = s
+        end
+        states[n] = s
       end
-      states[n] = s
     end
   end
   return params, grads, states, n

@@ -1,14 +1,14 @@
 --[[
-  torch.optim.rmsprop — RMSprop, as PyTorch 1.13's torch.optim.RMSprop
-  (https://pytorch.org/docs/1.13/generated/torch.optim.RMSprop.html).
+  torch.optim.rmsprop — RMSprop, as PyTorch 2.11's torch.optim.RMSprop
+  (https://pytorch.org/docs/2.11/generated/torch.optim.RMSprop.html).
 
       local opt = optim.RMSprop(model:parameters(), {lr = 1e-3, alpha = 0.9, momentum = 0.9})
 
   Options: lr = 1e-2, alpha = 0.99, eps = 1e-8, weight_decay = 0, momentum = 0, centered = false,
   maximize = false, foreach = true (multi-tensor libtorch calls, one set per group; false
   updates parameter by parameter).
-  State per parameter: step (a number, as PyTorch 1.13's), square_avg, momentum_buffer (with
-  momentum > 0) and grad_avg (when centered).
+  State per parameter: step (a float32 0-dim tensor, as PyTorch's), square_avg, momentum_buffer
+  (with momentum > 0) and grad_avg (when centered).
 ]]
 local torch = require "torch"
 local base = require "torch.optim.optimizer"
@@ -22,7 +22,7 @@ local M = {}
          if maximize: g ← −g
          if λ ≠ 0:    g ← g + λ θ
          v ← α v + (1 − α) g²
-         if centered: a ← α a + (1 − α) g;   d ← √(v − a²) + ε
+         if centered: a ← a + (1 − α) (g − a) (lerp_);   d ← √(v − a²) + ε
          else:        d ← √v + ε
          if μ > 0:    b ← μ b + g / d;       θ ← θ − γ b
          else:        θ ← θ − γ g / d
@@ -38,7 +38,7 @@ function M.rmsprop(params, grads, states, n, o)
       s.square_avg:mul_(alpha):addcmul_(g, g, { value = 1 - alpha })
       local avg
       if o.centered then
-        s.grad_avg:mul_(alpha):add_(g, { alpha = 1 - alpha })
+        s.grad_avg:lerp_(g, 1 - alpha)
         avg = s.square_avg:addcmul(s.grad_avg, s.grad_avg, { value = -1 }):sqrt_()
       else
         avg = s.square_avg:sqrt()
@@ -60,15 +60,17 @@ function M.rmsprop(params, grads, states, n, o)
   end
   local temps = {}
   if o.maximize then grads = torch._foreach_neg(grads); temps[#temps + 1] = grads end
-  if wd ~= 0 then grads = torch._foreach_add(grads, params, { alpha = wd }); temps[#temps + 1] = grads end
+  if wd ~= 0 then
+    if o.maximize then torch._foreach_add_(grads, params, { alpha = wd })
+    else grads = torch._foreach_add(grads, params, { alpha = wd }); temps[#temps + 1] = grads end
+  end
   local square_avgs = field("square_avg")
   torch._foreach_mul_(square_avgs, alpha)
   torch._foreach_addcmul_(square_avgs, grads, grads, 1 - alpha)
   local avg
   if o.centered then
     local grad_avgs = field("grad_avg")
-    torch._foreach_mul_(grad_avgs, alpha)
-    torch._foreach_add_(grad_avgs, grads, { alpha = 1 - alpha })
+    torch._foreach_lerp_(grad_avgs, grads, 1 - alpha)
     avg = torch._foreach_addcmul(square_avgs, grad_avgs, grad_avgs, -1)
     torch._foreach_sqrt_(avg)
   else
@@ -100,17 +102,21 @@ local RMSprop = base.Optimizer:extend("RMSprop", { lr = 1e-2, alpha = 0.99, eps 
   momentum = 0, centered = false, maximize = false, foreach = true }, check)
 M.RMSprop = RMSprop
 
-function RMSprop:init_state(p) return { step = 0, square_avg = torch.zeros_like(p) } end
+function RMSprop:init_state(p) return { step = torch.zeros({}), square_avg = torch.zeros_like(p) } end
 
 function RMSprop:update_group(group)
   local params, grads, states, n = self:collect(group)
+  local steps = {}
   for i = 1, n do
     local s = states[i]
     -- made on first use, also when momentum or centered is switched on later
     if group.momentum > 0 and s.momentum_buffer == nil then s.momentum_buffer = U.zeros_like(params[i]) end
     if group.centered and s.grad_avg == nil then s.grad_avg = U.zeros_like(params[i]) end
-    s.step = (type(s.step) == "number" and s.step or s.step:item()) + 1  -- a tensor when loaded from PyTorch 2.x
+    -- a number when loaded from a PyTorch 1.x checkpoint: a tensor from then on, as PyTorch's
+    if type(s.step) == "number" then s.step = U.unscoped(torch.tensor, s.step, { dtype = torch.float32 }) end
+    steps[i] = s.step
   end
+  if n > 0 then torch._foreach_add_(steps, 1) end
   M.rmsprop(params, grads, states, n, group)
   U.free(grads, n)
 end

@@ -1,14 +1,15 @@
 --[[
   torch.optim.sgd — stochastic gradient descent with momentum, dampening, Nesterov momentum,
-  weight decay and maximize, as PyTorch 1.13's torch.optim.SGD
-  (https://pytorch.org/docs/1.13/generated/torch.optim.SGD.html).
+  weight decay and maximize, as PyTorch 2.11's torch.optim.SGD
+  (https://pytorch.org/docs/2.11/generated/torch.optim.SGD.html).
 
       local opt = optim.SGD(model:parameters(), {lr = 0.1, momentum = 0.9, weight_decay = 5e-4})
 
   Options: lr (required), momentum = 0, dampening = 0, weight_decay = 0, nesterov = false,
   maximize = false, foreach = true (one multi-tensor libtorch call per group; false updates
   parameter by parameter — both give PyTorch's foreach=False results bit for bit).
-  State per parameter: momentum_buffer (only when momentum ~= 0).
+  State per parameter: momentum_buffer, only in a group with momentum ~= 0; without momentum a
+  parameter gets no state at all (PyTorch's state_dict()["state"] is then empty).
 ]]
 local torch = require "torch"
 local base = require "torch.optim.optimizer"
@@ -65,7 +66,7 @@ function M.sgd(params, grads, bufs, n, o)
         else bufs[i]:mul_(mu):add_(d_p[i], { alpha = 1 - damp }) end
       end
     end
-    -- Out of place: PyTorch 1.13's foreach path adds into the .grad tensors themselves here.
+    -- Out of place: PyTorch's foreach path adds into the .grad tensors themselves here.
     if o.nesterov then d_p = torch._foreach_add(d_p, bufs, { alpha = mu }); temps[#temps + 1] = d_p
     else d_p = bufs end
   end
@@ -91,12 +92,18 @@ M.SGD = SGD
 
 function SGD:init_state() return {} end
 
+-- Only a group with momentum reads or makes per-parameter state, as PyTorch's SGD.
 function SGD:update_group(group)
-  local params, grads, states, n = self:collect(group)
+  local with_state = group.momentum ~= 0
+  local params, grads, states, n = self:collect(group, not with_state)
   local bufs = {}
-  for i = 1, n do bufs[i] = states[i].momentum_buffer end
+  if with_state then
+    for i = 1, n do bufs[i] = states[i].momentum_buffer end
+  end
   M.sgd(params, grads, bufs, n, group)
-  for i = 1, n do states[i].momentum_buffer = bufs[i] end
+  if with_state then
+    for i = 1, n do states[i].momentum_buffer = bufs[i] end
+  end
   U.free(grads, n)
 end
 
