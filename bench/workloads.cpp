@@ -11,7 +11,8 @@
 // MLP, head-bias init, AdamW, clip_grad_norm_, per-batch loss/accuracy, val under
 // InferenceMode in batches of 1000, a metrics.jsonl line and torch::save of model + optimizer.
 #include <torch/torch.h>
-#include <filesystem>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <ctime>
 #include <cstdio>
 #include <cstdlib>
@@ -180,11 +181,14 @@ static int epoch_workload() {
                  (long)epoch, train_loss, train_acc, val_loss, val_acc, wall() - w1);
     std::fclose(m);
   }
-  std::filesystem::create_directories(out + "/checkpoints");
+  // POSIX calls, not std::filesystem: the torch wheel's libtorch.so exports its own copies of
+  // libstdc++'s filesystem symbols, and remove_all bound to those crashes (a null call).
+  mkdir((out + "/checkpoints").c_str(), 0755);
   torch::save(model, out + "/checkpoints/model-00000001.pt");
   torch::save(opt, out + "/checkpoints/optimizer-00000001.pt");
   double w2 = wall(), c2 = now();
-  std::filesystem::remove_all(out);
+  nftw(out.c_str(), [](const char *p, const struct stat *, int, struct FTW *) { return std::remove(p); }, 16,
+       FTW_DEPTH | FTW_PHYS);
   std::fprintf(stderr, "epoch: %ld train / %ld val, train loss %.4f, val loss %.4f, val acc %.4f\n", (long)ntr,
                (long)val_x.size(0), train_loss, val_loss, val_acc);
   result("epoch_wall_s", w2 - w0, "s");
