@@ -23,31 +23,12 @@ local torch = require "torch"
 local nn = torch.nn
 local pytorch = require "spec.support.pytorch"
 local approx = require "spec.support.approx"
+local inputs = require "spec.support.attention_inputs"
+local causal, wave = inputs.causal, inputs.wave
 
 local TOL = { atol = 1e-5, rtol = 1e-5 }
 local F_, T_ = false, true
 local NINF = -math.huge
-
-local function causal(n)
-  local m = {}
-  for i = 1, n do
-    m[i] = {}
-    for j = 1, n do m[i][j] = j > i end
-  end
-  return m
-end
-
-local function wave(dims, scale)   -- a deterministic float table of the given dims
-  local function fill(d, seed)
-    local t = {}
-    for i = 1, dims[d] do
-      if d == #dims then t[i] = math.floor(math.sin(seed * 7 + i) * 1000) / 1000 * scale
-      else t[i] = fill(d + 1, seed * 5 + i) end
-    end
-    return t
-  end
-  return fill(1, 1)
-end
 
 --[[ {name, E, H, ctor opts, q shape, k shape | "q", v shape | "q" | "k",
       {key_padding_mask = {values, "bool"|"float"}, attn_mask = {...}, need_weights =, average_attn_weights =}, train} ]]

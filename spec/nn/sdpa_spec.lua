@@ -19,6 +19,8 @@ local torch = require "torch"
 local F = torch.nn.functional
 local pytorch = require "spec.support.pytorch"
 local approx = require "spec.support.approx"
+local inputs = require "spec.support.attention_inputs"
+local wave = inputs.wave
 
 local TOL = { atol = 1e-5, rtol = 1e-5 }
 
@@ -30,18 +32,6 @@ local function pattern_mask(L, S, dead_row)
     for j = 1, S do m[i][j] = i ~= dead_row and (i + j) % 3 ~= 0 end
   end
   return m
-end
-
-local function wave(dims, scale)   -- a deterministic float table of the given dims
-  local function fill(d, seed)
-    local t = {}
-    for i = 1, dims[d] do
-      if d == #dims then t[i] = math.floor(math.sin(seed * 7 + i) * 1000) / 1000 * scale
-      else t[i] = fill(d + 1, seed * 5 + i) end
-    end
-    return t
-  end
-  return fill(1, 1)
 end
 
 --[[ {name, q shape, k shape, v shape, mask {values, "bool"|"float"} | nil, keywords, opts}

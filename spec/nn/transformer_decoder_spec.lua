@@ -22,37 +22,12 @@ local torch = require "torch"
 local nn = torch.nn
 local pytorch = require "spec.support.pytorch"
 local approx = require "spec.support.approx"
+local inputs = require "spec.support.attention_inputs"
+local causal, float_causal, wave = inputs.causal, inputs.float_causal, inputs.wave
 
 local TOL = { atol = 1e-5, rtol = 1e-4 }
 local F_, T_ = false, true
 local NINF = -math.huge
-
-local function causal(n)   -- bool: true above the diagonal (may not attend)
-  local m = {}
-  for i = 1, n do
-    m[i] = {}
-    for j = 1, n do m[i][j] = j > i end
-  end
-  return m
-end
-
-local function float_causal(n)
-  local m = causal(n)
-  for i = 1, n do for j = 1, n do m[i][j] = m[i][j] and NINF or 0 end end
-  return m
-end
-
-local function wave(dims, scale)   -- a deterministic float table of the given dims
-  local function fill(d, seed)
-    local t = {}
-    for i = 1, dims[d] do
-      if d == #dims then t[i] = math.floor(math.sin(seed * 7 + i) * 1000) / 1000 * scale
-      else t[i] = fill(d + 1, seed * 5 + i) end
-    end
-    return t
-  end
-  return fill(1, 1)
-end
 
 local KPM_T = { { F_, F_, F_, T_ }, { F_, F_, F_, F_ } }          -- (N = 2, T = 4)
 local KPM_S = { { F_, F_, F_, F_, T_ }, { F_, F_, T_, T_, F_ } }   -- (N = 2, S = 5)
