@@ -158,3 +158,37 @@ describe("DataLoader", function()
     end
   end)
 end)
+
+describe("DataLoader pin_memory", function()
+  local function with_stderr(fn)
+    local said, real = {}, io.stderr
+    io.stderr = { write = function(_, ...) for _, s in ipairs({ ... }) do said[#said + 1] = s end end }  -- luacheck: ignore 122
+    local ok, err = pcall(fn)
+    io.stderr = real  -- luacheck: ignore 122
+    assert(ok, err)
+    return table.concat(said)
+  end
+
+  it("without a CUDA device warns as PyTorch does and yields the same batches", function()
+    if torch.cuda.is_available() then pending("a GPU is visible: spec/gpu checks the pinned batches") return end
+    local ds = data.TensorDataset(torch.arange(6):float(), torch.arange(6))
+    local loader
+    local said = with_stderr(function() loader = data.DataLoader(ds, { batch_size = 4, pin_memory = true }) end)
+    assert.matches("'pin_memory' argument is set as true but no accelerator is found", said, 1, true)
+    local got = collect(loader)
+    assert.are.same({ 0, 1, 2, 3 }, got[1][2]:tolist())
+    assert.is_false(got[1][1]:is_pinned())
+    assert.are.equal("", with_stderr(function() data.DataLoader(ds, { batch_size = 4 }) end))
+  end)
+
+  it("on a CUDA machine pins every CPU tensor of a batch, nested tables included", function()
+    if not torch.cuda.is_available() then pending("no CUDA device") return end
+    local ds = data.TensorDataset(torch.arange(6):float(), torch.arange(6))
+    local got = collect(data.DataLoader(ds, { batch_size = 4, pin_memory = true }))
+    assert.is_true(got[1][1]:is_pinned())
+    assert.is_true(got[1][2]:is_pinned())
+    local x = got[1][1]:to("cuda", { non_blocking = true })
+    torch.cuda.synchronize()
+    assert.are.same({ 0, 1, 2, 3 }, x:cpu():tolist())
+  end)
+end)

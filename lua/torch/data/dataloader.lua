@@ -4,8 +4,13 @@
   DataLoader(dataset, {batch_size = 1, shuffle = false, generator = seed|Generator,
              drop_last = false, sampler =, batch_sampler =, collate_fn =,
              num_workers = 0, prefetch_factor = 2, worker_init_fn =, timeout = 0,
-             dataset_factory = {module =, args = {...}, method =}})
+             pin_memory = false, dataset_factory = {module =, args = {...}, method =}})
     for batch in loader:iter() do ... end      -- loader:len() = number of batches
+
+  pin_memory = true copies each batch's CPU tensors into page-locked memory (in the main state,
+  after collation), so `batch:to("cuda", {non_blocking = true})` overlaps the copy with GPU
+  work, as PyTorch's; without a CUDA device it warns once and does nothing, as PyTorch's does.
+  persistent_workers is accepted for ported code; workers are started per iteration either way.
 
   batch_size = false disables batching (samples come one by one, uncollated), as PyTorch's
   batch_size=None. shuffle uses a RandomSampler with the loader's generator (a seed: the
@@ -33,6 +38,8 @@
 local dataset_mod = require "torch.data.dataset"
 local sampler = require "torch.data.sampler"
 local collate_mod = require "torch.data.collate"
+local T = require "torch._tensor"
+local device = require "torch.device"
 
 local DataLoader = {}
 DataLoader.__index = DataLoader
@@ -60,6 +67,11 @@ function DataLoader.new(dataset, opts)
     self.dataset = dataset
   end
   if self.num_workers < 0 then error("DataLoader: num_workers must be >= 0", 2) end
+  if opts.pin_memory and not device.cuda.is_available() then
+    io.stderr:write("UserWarning: 'pin_memory' argument is set as true but no accelerator is found, "
+      .. "then device pinned memory won't be used.\n")
+  end
+  self.pin_memory = opts.pin_memory == true and device.cuda.is_available()
   self.batched = opts.batch_size ~= false
   self.batch_size = self.batched and (opts.batch_size or 1) or nil
   self.generator = dataset_mod.generator(opts.generator)
@@ -177,14 +189,30 @@ function DataLoader:_iter_workers()
   return it
 end
 
+-- A batch with its CPU tensors in page-locked memory (tables rebuilt with the same keys).
+local function pinned(batch)
+  if T.is_tensor(batch) then
+    return batch.device.type == "cpu" and batch:pin_memory() or batch
+  elseif type(batch) == "table" and getmetatable(batch) == nil then
+    local out = {}
+    for k, v in pairs(batch) do out[k] = pinned(v) end
+    return out
+  end
+  return batch
+end
+
 -- for batch in loader:iter() do ... end
 function DataLoader:iter()
   -- Drawn in both modes (as PyTorch does), so the sampler's stream is the same whatever
   -- num_workers is: a seeded loader gives identical batches with 0 or N workers.
   local drawn = self.generator:draw_seed()
   self._base_seed = self.base_seed or drawn
-  if self.num_workers > 0 then return self:_iter_workers() end
-  return self:_iter_single()
+  local it = self.num_workers > 0 and self:_iter_workers() or self:_iter_single()
+  if not self.pin_memory then return it end
+  return function()
+    local batch = it()
+    if batch ~= nil then return pinned(batch) end
+  end
 end
 
 return setmetatable(DataLoader, { __call = function(_, ...) return DataLoader.new(...) end })
