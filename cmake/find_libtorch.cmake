@@ -53,9 +53,14 @@ set(LTORCH_CUDA_TOOLKIT OFF)
 if(LTORCH_NVCC AND LTORCH_USE_CUDA_TOOLKIT)
   set(LTORCH_CUDA_TOOLKIT ON)
   get_filename_component(LTORCH_CUDA_ROOT "${LTORCH_NVCC}/../.." ABSOLUTE)
-  # TorchConfig's FindCUDA and FindCUDAToolkit look here even when nvcc is not on PATH.
+  # TorchConfig's FindCUDA and FindCUDAToolkit look here even when nvcc is not on PATH, and its
+  # enable_language(CUDA) needs the compiler named (CMake looks only on PATH otherwise, and
+  # NVIDIA's installer leaves /usr/local/cuda/bin off it).
   set(CUDA_TOOLKIT_ROOT_DIR "${LTORCH_CUDA_ROOT}" CACHE PATH "CUDA toolkit")
   set(CUDAToolkit_ROOT "${LTORCH_CUDA_ROOT}")
+  if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX})
+    set(CMAKE_CUDA_COMPILER "${LTORCH_NVCC}" CACHE FILEPATH "CUDA compiler")
+  endif()
 endif()
 
 if(NOT LTORCH_TORCH_CUDA OR LTORCH_CUDA_TOOLKIT)
