@@ -98,8 +98,7 @@ function M.install(torch)
   cuda.empty_cache = function() check(C.lt_cuda_empty_cache()) end
   cuda.nccl = { version = function() return nccl_triple(M.build_info().nccl) end }
 
-  torch.backends = torch.backends or {}
-  torch.backends.mps = device_mod.mps
+  torch.backends = { mps = device_mod.mps }
   torch.backends.cuda = { is_built = function() return M.build_info().built end }
   torch.backends.cudnn = {
     is_available = function() return M.build_info().cudnn_runtime > 0 end,

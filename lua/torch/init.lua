@@ -70,7 +70,6 @@ torch.device = function(spec, index)
   return d
 end
 torch.cuda = device_mod.cuda
-torch.backends = { mps = device_mod.mps }
 
 torch.autograd = autograd
 torch.no_grad = autograd.no_grad
