@@ -429,6 +429,18 @@ int lt_dist_all_reduce(lt_process_group *g, lt_tensor *t, int op);
 int lt_dist_broadcast(lt_process_group *g, lt_tensor *t, int src);
 int lt_dist_all_gather(lt_process_group *g, lt_tensor **outs, int n, const lt_tensor *t);
 int lt_dist_barrier(lt_process_group *g);
+/* ---- DistributedDataParallel: c10d's Reducer (lt_ddp.cpp) ----
+ * Hooks on the parameters' gradient accumulators all-reduce bucketed gradients during any
+ * backward that follows a prepared forward; see lua/torch/nn/parallel.lua for the call order. */
+typedef struct lt_ddp lt_ddp;
+int lt_ddp_new(lt_ddp **out, lt_process_group *g, lt_tensor *const *params, const char *const *names, int n,
+               int64_t bucket_cap_bytes, int64_t first_bucket_cap_bytes, int find_unused,
+               int gradient_as_bucket_view, int static_graph);
+void lt_ddp_free(lt_ddp *d);
+int lt_ddp_rebuild_buckets(lt_ddp *d, int *rebuilt);
+int lt_ddp_prepare_forward(lt_ddp *d);
+int lt_ddp_prepare_backward(lt_ddp *d, lt_tensor *const *outputs, int n);
+int lt_ddp_register_comm_hook(lt_ddp *d, const char *name);
 /* ---- custom autograd: Lua Functions, tensor hooks, backward jobs (lt_function.cpp) ----
  * A job runs the engine off the Lua thread; the Lua thread services Lua calls with
  * lt_autograd_job_next (req NULL: the job is finished) and lt_autograd_reply, then

@@ -15,6 +15,7 @@
  * Kept in its own file: the c10d and Gloo headers are heavy to compile.
  */
 #include "lt_internal.hpp"
+#include "lt_distributed.hpp"
 
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -52,6 +53,7 @@ struct lt_collectives {
   virtual c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>> &out,
                                                    std::vector<at::Tensor> &in, const c10d::AllgatherOptions &o) = 0;
   virtual c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions &o) = 0;
+  virtual c10::intrusive_ptr<c10d::Backend> backend() = 0;
 };
 
 template <class PG>
@@ -71,12 +73,15 @@ struct lt_collectives_of : lt_collectives {
     return pg->allgather(out, in, o);
   }
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions &o) override { return pg->barrier(o); }
+  c10::intrusive_ptr<c10d::Backend> backend() override { return pg; }
 };
 
 struct lt_process_group {
   std::unique_ptr<lt_collectives> pg;
   std::string backend;
   std::chrono::milliseconds timeout;
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::ProcessGroup> c10d_group;  // built by lt::c10d_group on first use
 };
 
 namespace {
@@ -116,6 +121,25 @@ void wait(lt_process_group &g, const c10::intrusive_ptr<c10d::Work> &work, const
 }
 
 }  // namespace
+
+/* PyTorch's registration: "gloo" serves CPU and CUDA tensors, "nccl" CUDA tensors. */
+c10::intrusive_ptr<c10d::ProcessGroup> lt::c10d_group(lt_process_group *g) {
+  auto &pg = group(g);
+  if (!pg.c10d_group) {
+    auto wrapper = c10::make_intrusive<c10d::ProcessGroup>(pg.store, pg.pg->rank(), pg.pg->size());
+    auto backend = pg.pg->backend();
+    if (pg.backend == "nccl") {
+      wrapper->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::NCCL, backend);
+      wrapper->setDefaultBackend(c10d::ProcessGroup::BackendType::NCCL);
+    } else {
+      wrapper->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, backend);
+      wrapper->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::GLOO, backend);
+      wrapper->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
+    }
+    pg.c10d_group = wrapper;
+  }
+  return pg.c10d_group;
+}
 
 extern "C" {
 
@@ -247,7 +271,7 @@ int lt_dist_pg_new(lt_process_group **out, lt_store *s, const char *backend, int
   } else {
     throw lt::ValueError("unknown distributed backend '" + b + "' (expected 'gloo' or 'nccl')");
   }
-  *out = new lt_process_group{std::move(pg), b, timeout};
+  *out = new lt_process_group{std::move(pg), b, timeout, s->s, {}};
   LT_CATCH
 }
 

@@ -21,7 +21,7 @@
   Device and precision (templates/_common/amp.lua): --device auto picks CUDA when available;
   under the launcher each rank then takes cuda:(LOCAL_RANK % GPUs) and the process group uses
   NCCL (Gloo on the CPU). --amp runs the forward under bfloat16 autocast; --amp-dtype float16
-  adds a GradScaler (scaled loss into ddp:backward, unscale_, step, update; its state goes into
+  adds a GradScaler (scaled loss:backward(), unscale_, step, update; its state goes into
   the checkpoint).
 
   Run with --help for the flags. Bad flags: one line + the usage, exit 2.
@@ -124,7 +124,7 @@ local function train_epoch(run)
     opt:zero_grad()
     local logits = mp:autocast(function() return ddp(x) end):float()
     local loss = run.loss_fn(logits, y)
-    ddp:backward(mp:scale(loss))     -- backward, then the gradients averaged over the ranks
+    mp:scale(loss):backward()        -- the gradients are averaged over the ranks during backward
     mp:step(opt)
     loss_sum = loss_sum + loss:item() * rows:numel()
     correct = correct + logits:argmax(1):eq(y):sum():item()

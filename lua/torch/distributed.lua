@@ -242,6 +242,20 @@ function M.barrier()
   if C.lt_dist_barrier(pg) ~= 0 then fail("barrier", 2) end
 end
 
+--[[ DDP's communication hooks (register_comm_hook's second argument), PyTorch's names:
+     torch.distributed.algorithms.ddp_comm_hooks.default_hooks.fp16_compress_hook etc. They name
+     c10d's built-in C++ hooks; hooks written in Lua are not supported. ]]
+local function builtin_hook(name) return setmetatable({ _builtin_comm_hook = name }, {
+  __tostring = function() return "comm hook " .. name end,
+  __call = function() error("comm hooks are registered with ddp:register_comm_hook(nil, hook), not called", 2) end,
+}) end
+M.algorithms = { ddp_comm_hooks = { default_hooks = {
+  allreduce_hook = builtin_hook("allreduce"),
+  fp16_compress_hook = builtin_hook("fp16_compress"),
+  bf16_compress_hook = builtin_hook("bf16_compress"),
+} } }
+M.BuiltinCommHookType = { ALLREDUCE = "allreduce", FP16_COMPRESS = "fp16_compress" }
+
 -- The raw group handle, for torch.nn.parallel (internal).
 function M._group() return group("_group") end
 

@@ -8,7 +8,7 @@
       if not mp then (one-line usage error: err) end
       model:to(mp.device)
       local loss = mp:autocast(function() return criterion(model(x), y) end)
-      mp:scale(loss):backward()         -- DDP: ddp:backward(mp:scale(loss))
+      mp:scale(loss):backward()         -- DDP too: its Reducer averages during backward
       mp:step(opt, model:parameters(), clip)
       checkpoint parts: {..., scaler = mp.scaler}   (nil unless float16)
 

@@ -10,7 +10,7 @@
   <out>/metrics.jsonl and <out>/checkpoints/ (the bare model without DDP's "module." prefix,
   optimizer, epoch, config). Losses and accuracies are summed over all ranks (all_reduce) and
   averaged by sample count. The loop: model:train(); zero_grad -> forward (autocast with --amp)
-  -> loss -> ddp:backward (all-reduce; the loss scaled with --amp-dtype float16) -> clip -> step;
+  -> loss:backward() (DDP all-reduces during it; scaled with --amp-dtype float16) -> clip -> step;
   evaluation under eval() + inference_mode.
   Devices (amp.lua): --device auto takes a GPU when there is one, each rank its own
   (cuda:LOCAL_RANK); --backend auto then picks NCCL (Gloo on the CPU).
@@ -53,7 +53,7 @@ local function train_epoch(ddp, loader, criterion, opt, clip, mp)
     opt:zero_grad()
     local logits = mp:autocast(function() return ddp(x) end):float()
     local loss = criterion(logits, y)
-    ddp:backward(mp:scale(loss))             -- backward, then gradients averaged over the ranks
+    mp:scale(loss):backward()                -- gradients averaged over the ranks during backward
     mp:step(opt, ddp:parameters(), clip)
     total, n = total + loss:item() * y:size(0), n + y:size(0)
     correct = correct + logits:detach():argmax(1):eq(y):sum():item()

@@ -1,65 +1,130 @@
 --[[
   torch.nn.parallel — DistributedDataParallel: data-parallel training over torch.distributed's
-  default group, one process per rank (start them with tools/run.lua).
+  default group, one process per rank (start them with `ltorch run`), on libtorch's own
+  c10d::Reducer — the engine under PyTorch's DDP (bindings/lt_ddp.cpp).
 
       dist.init_process_group{backend = "gloo"}
-      local ddp = nn.parallel.DistributedDataParallel(model, {bucket_cap_mb = 25})
+      local ddp = nn.parallel.DistributedDataParallel(model)   -- {bucket_cap_mb = 25, ...}
       local loss = loss_fn(ddp(x), y)        -- forward delegates to the wrapped module
-      ddp:backward(loss)                     -- loss:backward(), then ddp:sync_gradients()
+      loss:backward()                        -- gradients are averaged over the ranks here
       opt:step()
       -- gradient accumulation: no all-reduce inside no_sync, one for the accumulated grads after
-      ddp:no_sync(function() ddp:backward(loss_fn(ddp(x1), y1)) end)
-      ddp:backward(loss_fn(ddp(x2), y2))
+      ddp:no_sync(function() loss_fn(ddp(x1), y1):backward() end)
+      loss_fn(ddp(x2), y2):backward()
 
   What it does, as PyTorch's DDP:
-  - At construction, every parameter and buffer is broadcast from rank 0, so all replicas start
-    identical. With broadcast_buffers (default true), buffers (BatchNorm statistics) are
-    broadcast from rank 0 again before each forward.
-  - sync_gradients() averages .grad over ranks (sum / world_size) with one all-reduce per bucket:
-    parameters are grouped, in reverse registration order (the order backward produces them),
-    by dtype and device into flat buffers of at most bucket_cap_mb megabytes. Each bucket carries
-    one extra slot per parameter counting the ranks that produced a gradient for it, so every
-    rank reaches the same verdict on unused parameters in the same collective:
-      find_unused_parameters = false (default): a parameter without a gradient on any rank is an
-        error on every rank, naming the parameters (no rank is left waiting in a collective).
-      find_unused_parameters = true: a missing gradient counts as zeros; a parameter no rank
-        used keeps grad = nil (the optimizer skips it).
-    The all-reduce runs after backward, not overlapped with it (no autograd hooks here).
+  - At construction every parameter and buffer is broadcast from rank 0, so all replicas start
+    identical; parameters are bucketed (bucket_cap_mb, default 25, with a first bucket of 1 MiB
+    when left at the default) in reverse registration order.
+  - A forward under grad mode (outside no_sync) arms the Reducer; the backward that follows —
+    any backward, `loss:backward()` included — copies each gradient into its bucket as soon as
+    autograd has accumulated it, divided by the world size, and all-reduces a bucket as soon as
+    it is complete, overlapped with the rest of backward. At the end of backward the averaged
+    buckets are written back into .grad. After the first iteration the buckets are rebuilt in
+    the order gradients really arrived (one broadcast of rank 0's order).
+  - broadcast_buffers (default true): buffers (BatchNorm statistics) are broadcast from rank 0
+    before each forward that follows a synchronized one.
+  - find_unused_parameters = false (default): every parameter must receive a gradient in every
+    synchronized backward; otherwise the next forward raises the Reducer's error naming them.
+    true: the forward's outputs are walked for the parameters that take part; the others count
+    as ready with no gradient (a parameter no rank used keeps its .grad).
+  - gradient_as_bucket_view: .grad becomes a view into its bucket (saves a copy and memory).
+  - static_graph: the Reducer's static-graph mode (the graph is the same every iteration).
+  - register_comm_hook(state, hook) with torch.distributed.algorithms.ddp_comm_hooks.
+    default_hooks.{allreduce_hook, fp16_compress_hook, bf16_compress_hook}; hooks written in Lua
+    are not supported (an error says so).
   - state_dict() has PyTorch's "module." prefix; state_dict{prefix = false} gives the wrapped
     module's own keys. load_state_dict accepts either form.
-  Construct DDP after moving the model to its device/dtype. Options device_ids, output_device,
-  gradient_as_bucket_view and static_graph are accepted for PyTorch compatibility and ignored.
+  ddp:backward(loss) is kept as an alias of loss:backward(). Construct DDP after moving the model
+  to its device/dtype. device_ids / output_device may name the module's own device (one device
+  per process); process_group other than the default, mixed_precision and Lua comm hooks are
+  errors, not silently ignored.
 ]]
+local ffi = require "ffi"
 local torch = require "torch"
 local module = require "torch.nn.module"
+local _C = require "torch._C"
+local T = require "torch._tensor"
 local pack = require("torch._args").pack
 
+local C = _C.C
 local Module = module.Module
 
 local M = {}
 
 local function dist() return require "torch.distributed" end
 
+local DEFAULT_BUCKET_MB = 25
+local DEFAULT_FIRST_BUCKET_BYTES = 1024 * 1024   -- PyTorch's dist._DEFAULT_FIRST_BUCKET_BYTES
+
+-- PyTorch's keyword arguments; the value says what ltorch does with it.
+local OPTIONS = {
+  device_ids = "checked", output_device = "checked", dim = "checked", broadcast_buffers = true,
+  process_group = "checked", bucket_cap_mb = true, find_unused_parameters = true,
+  check_reduction = "ignored (deprecated in PyTorch too)", gradient_as_bucket_view = true,
+  static_graph = true, mixed_precision = "checked", skip_all_reduce_unused_params = "checked",
+}
+
 local DDP = Module:extend("DistributedDataParallel")
 M.DistributedDataParallel = DDP
+
+local function fail(what, level)
+  error("DistributedDataParallel: " .. what .. ": " .. _C.last_error(), (level or 1) + 1)
+end
+
+local function check_options(opts, mod)
+  for k in pairs(opts) do
+    if OPTIONS[k] == nil then
+      error(("DistributedDataParallel: unexpected keyword '%s'"):format(tostring(k)), 4)
+    end
+  end
+  if opts.process_group ~= nil then
+    error("DistributedDataParallel: process_group: only the default group is supported (leave it nil)", 4)
+  end
+  if opts.mixed_precision ~= nil then
+    error("DistributedDataParallel: mixed_precision is not supported; use torch.autocast (templates/_common/amp.lua)", 4)
+  end
+  if opts.skip_all_reduce_unused_params then
+    error("DistributedDataParallel: skip_all_reduce_unused_params is not supported", 4)
+  end
+  if opts.dim ~= nil and opts.dim ~= 0 then
+    error("DistributedDataParallel: dim must be 0 (inputs are not scattered: one device per process)", 4)
+  end
+  local ids = opts.device_ids
+  if ids ~= nil then
+    if type(ids) ~= "table" or #ids ~= 1 then
+      error("DistributedDataParallel: device_ids must be nil or hold exactly one device (one device per process)", 4)
+    end
+    local p = mod:parameters()[1]
+    local want = torch.device(type(ids[1]) == "number" and ("cuda:" .. ids[1]) or ids[1])
+    if p and tostring(p.device) ~= tostring(want) then
+      error(("DistributedDataParallel: device_ids {%s} but the module is on %s; move it with model:to(...) first")
+        :format(tostring(want), tostring(p.device)), 4)
+    end
+  end
+end
 
 function DDP:__init(mod, opts)
   if not module.is_module(mod) then
     error("DistributedDataParallel: expected an nn.Module to wrap, got " .. type(mod), 3)
   end
   opts = opts or {}
+  if type(opts) ~= "table" then error("DistributedDataParallel: options must be a table", 3) end
+  check_options(opts, mod)
   local d = dist()
   if not d.is_initialized() then
     error("DistributedDataParallel: the default process group is not initialized " ..
       "(call torch.distributed.init_process_group first)", 3)
   end
   self.module = mod
-  rawset(self, "bucket_cap_bytes", math.max(1, math.floor((opts.bucket_cap_mb or 25) * 1024 * 1024)))
   rawset(self, "find_unused_parameters", opts.find_unused_parameters == true)
+  rawset(self, "static_graph", opts.static_graph == true)
+  rawset(self, "gradient_as_bucket_view", opts.gradient_as_bucket_view == true)
   rawset(self, "broadcast_buffers", opts.broadcast_buffers ~= false)
   rawset(self, "require_backward_grad_sync", true)
+  rawset(self, "require_forward_param_sync", true)
   self:_sync_state()
-  self:_build_buckets()
+  self:_build_reducer(opts.bucket_cap_mb)
 end
 
 -- Broadcasts every parameter and buffer from rank 0 (in place, through detached aliases).
@@ -74,99 +139,129 @@ function DDP:_sync_state(buffers_only)
   end)
 end
 
-function DDP:_build_buckets()
+function DDP:_build_reducer(bucket_cap_mb)
+  if bucket_cap_mb ~= nil and (type(bucket_cap_mb) ~= "number" or bucket_cap_mb <= 0) then
+    error("DistributedDataParallel: bucket_cap_mb must be a positive number", 4)
+  end
+  local cap = math.max(1, math.floor((bucket_cap_mb or DEFAULT_BUCKET_MB) * 1024 * 1024))
+  local first = bucket_cap_mb == nil and DEFAULT_FIRST_BUCKET_BYTES or cap
   local named = self.module:named_parameters()
-  local buckets, open = {}, {}
-  for i = #named, 1, -1 do
-    local name, p = named[i][1], named[i][2]
-    if p.requires_grad then
-      local key = tostring(p.dtype) .. "@" .. tostring(p.device)
-      local bytes = p:numel() * p:element_size()
-      local b = open[key]
-      if b == nil or (b.bytes > 0 and b.bytes + bytes > self.bucket_cap_bytes) then
-        b = { params = {}, names = {}, offsets = {}, numels = {}, total = 0, bytes = 0,
-              dtype = p.dtype, device = p.device }
-        open[key] = b
-        buckets[#buckets + 1] = b
-      end
-      b.params[#b.params + 1] = p
-      b.names[#b.names + 1] = name
-      b.offsets[#b.offsets + 1] = b.total
-      b.numels[#b.numels + 1] = p:numel()
-      b.total = b.total + p:numel()
-      b.bytes = b.bytes + bytes
-    end
+  local n = #named
+  local handles = ffi.new("lt_tensor*[?]", math.max(n, 1))
+  local names = ffi.new("const char*[?]", math.max(n, 1))
+  local keep = {}
+  for i, nv in ipairs(named) do
+    handles[i - 1] = T.handle("DistributedDataParallel", 1, nv[2])
+    keep[i] = nv[1]
+    names[i - 1] = keep[i]
   end
-  for _, b in ipairs(buckets) do
-    -- gradients, then one "ranks that produced a gradient" slot per parameter
-    b.flat = torch.zeros(b.total + #b.params, { dtype = b.dtype, device = b.device })
+  local out = ffi.new("lt_ddp*[1]")
+  if C.lt_ddp_new(out, dist()._group(), handles, names, n, cap, first,
+      self.find_unused_parameters and 1 or 0, self.gradient_as_bucket_view and 1 or 0,
+      self.static_graph and 1 or 0) ~= 0 then
+    fail("building the reducer", 3)
   end
-  rawset(self, "buckets", buckets)
+  rawset(self, "_reducer", ffi.gc(out[0], C.lt_ddp_free))
+  rawset(self, "_param_names", keep)
+end
+
+-- Every tensor in a forward's result (a tensor, or tables of them), for the unused-parameter walk.
+local function collect_tensors(v, out, seen)
+  if T.is_tensor(v) then
+    out[#out + 1] = v
+  elseif type(v) == "table" and not seen[v] and not module.is_module(v) then
+    seen[v] = true
+    for _, x in pairs(v) do collect_tensors(x, out, seen) end
+  end
+  return out
+end
+
+--[[ The Reducer's "did not receive grad" error lists parameter indices (names only under
+     TORCH_DISTRIBUTED_DEBUG); the names are appended here. ]]
+function DDP:_explain(msg)
+  local names = {}
+  local list = msg:match("did not receive grad for rank %d+: ([%d ]+)")
+  for idx in (list or ""):gmatch("%d+") do
+    names[#names + 1] = self._param_names[tonumber(idx) + 1]
+  end
+  if #names == 0 then return msg end
+  return msg .. "\nThose parameters are: " .. table.concat(names, ", ") ..
+    ". Pass find_unused_parameters = true if they are meant to be unused in some iterations."
+end
+
+function DDP:_reducer_call(what, status)
+  if status ~= 0 then
+    error("DistributedDataParallel: " .. what .. ": " .. self:_explain(_C.last_error()), 4)
+  end
 end
 
 function DDP:forward(...)
-  if self.broadcast_buffers and self.training and #self.module:buffers() > 0 then
+  local r = self._reducer
+  local grad = torch.is_grad_enabled()
+  local sync = grad and self.require_backward_grad_sync
+  if sync then self:_reducer_call("forward", C.lt_ddp_prepare_forward(r)) end
+  if grad then
+    local rebuilt = _C.IntOut()
+    self:_reducer_call("rebuilding buckets", C.lt_ddp_rebuild_buckets(r, rebuilt))
+  end
+  if self.broadcast_buffers and self.require_forward_param_sync and #self.module:buffers() > 0 then
     self:_sync_state(true)
   end
-  return self.module(...)
-end
-
---[[ Averages gradients over ranks (see the header). A no-op inside no_sync. Every rank must call
-     it the same number of times: it is a collective. ]]
-function DDP:sync_gradients()
-  if not self.require_backward_grad_sync then return end
-  local d = dist()
-  local ws = d.get_world_size()
-  local unsynced = {}
-  torch.no_grad(function()
-    for _, b in ipairs(self.buckets) do
-      local flat, n = b.flat, #b.params
-      for j, p in ipairs(b.params) do
-        local slice = flat:narrow(0, b.offsets[j], b.numels[j])
-        local flag = flat:narrow(0, b.total + j - 1, 1)
-        local g = p.grad
-        if g == nil then
-          slice:zero_(); flag:fill_(0)
-        else
-          slice:copy_(g:reshape(-1)); flag:fill_(1)
-        end
-      end
-      if ws > 1 then d.all_reduce(flat) end
-      local counts = flat:narrow(0, b.total, n):tolist()
-      if ws > 1 then flat:narrow(0, 0, b.total):div_(ws) end
-      for j, p in ipairs(b.params) do
-        local used = math.floor(counts[j] + 0.5)
-        if used < ws and not self.find_unused_parameters then
-          unsynced[#unsynced + 1] = ("%s (gradient on %d of %d ranks)"):format(b.names[j], used, ws)
-        elseif used > 0 then
-          local avg = flat:narrow(0, b.offsets[j], b.numels[j]):view_as(p)
-          local g = p.grad
-          if g == nil then p.grad = avg:clone() else g:copy_(avg) end
-        end
-      end
-    end
-  end)
-  if #unsynced > 0 then
-    error("DistributedDataParallel: parameters that did not receive gradients: " ..
-      table.concat(unsynced, ", ") .. ". Every parameter must take part in the loss on every rank, " ..
-      "or pass find_unused_parameters = true.", 2)
+  local out = pack(self.module(...))
+  if sync then
+    rawset(self, "require_forward_param_sync", true)
+    local ts = {}
+    if self.find_unused_parameters or self.static_graph then ts = collect_tensors(out, {}, {}) end
+    local hs = ffi.new("lt_tensor*[?]", math.max(#ts, 1))
+    for i, t in ipairs(ts) do hs[i - 1] = t.h end
+    self:_reducer_call("forward", C.lt_ddp_prepare_backward(r, hs, #ts))
+  else
+    rawset(self, "require_forward_param_sync", false)
   end
+  return unpack(out, 1, table.maxn(out))
 end
 
--- loss:backward(...) then sync_gradients() (skipped inside no_sync).
+-- PyTorch writes loss.backward(); ddp:backward(loss) is the same call, kept for older scripts.
 function DDP:backward(loss, ...)
-  loss:backward(...)
-  self:sync_gradients()
+  return loss:backward(...)
+end
+
+function DDP:sync_gradients()
+  error("DistributedDataParallel: sync_gradients() is gone: loss:backward() after a forward " ..
+    "through the DDP module averages the gradients itself (as in PyTorch)", 2)
 end
 
 -- Runs fn(...) with gradient synchronization off (gradients accumulate locally); returns fn's results.
 function DDP:no_sync(fn, ...)
+  if type(fn) ~= "function" then
+    error("DistributedDataParallel:no_sync: expected a function (Lua's form of `with ddp.no_sync():`)", 2)
+  end
   local prev = self.require_backward_grad_sync
   rawset(self, "require_backward_grad_sync", false)
   local res = (pack(pcall(fn, ...)))   -- not { ... }: see torch._args.pack
   rawset(self, "require_backward_grad_sync", prev)
   if not res[1] then error(res[2], 0) end
   return unpack(res, 2, table.maxn(res))
+end
+
+--[[ register_comm_hook(state, hook): hook is one of torch.distributed.algorithms.ddp_comm_hooks.
+     default_hooks' built-ins; state must be nil (the default group). Before the first backward. ]]
+function DDP:register_comm_hook(state, hook)
+  if state ~= nil then
+    error("DistributedDataParallel:register_comm_hook: state must be nil (the default process group)", 2)
+  end
+  local name = type(hook) == "table" and rawget(hook, "_builtin_comm_hook")
+  if not name then
+    error("DistributedDataParallel:register_comm_hook: hooks written in Lua are not supported; use " ..
+      "torch.distributed.algorithms.ddp_comm_hooks.default_hooks.allreduce_hook, fp16_compress_hook " ..
+      "or bf16_compress_hook", 2)
+  end
+  if C.lt_ddp_register_comm_hook(self._reducer, name) ~= 0 then fail("register_comm_hook", 2) end
+end
+
+-- PyTorch's ddp._register_builtin_comm_hook(dist.BuiltinCommHookType.FP16_COMPRESS).
+function DDP:_register_builtin_comm_hook(kind)
+  if C.lt_ddp_register_comm_hook(self._reducer, tostring(kind)) ~= 0 then fail("register_comm_hook", 2) end
 end
 
 function DDP:state_dict(opts)
