@@ -18,6 +18,11 @@
   own slice), and checkpoints/last.pt (model without DDP's "module." prefix, optimizer, epoch).
   The last line is "result: ddp_train world_size W test accuracy A".
 
+  Restarts: under `tools/run.lua --max-restarts N`, a rank that dies makes the launcher restart
+  every rank; they resume from checkpoints/last.pt (model, optimizer, scaler, RNG) at the epoch
+  after it, and finish with the same weights as an uninterrupted run (spec/recipes/
+  ddp_restart_spec.lua). --resume does the same by hand.
+
   Device and precision (templates/_common/amp.lua): --device auto picks CUDA when available;
   under the launcher each rank then takes cuda:(LOCAL_RANK % GPUs) and the process group uses
   NCCL (Gloo on the CPU). --amp runs the forward under bfloat16 autocast; --amp-dtype float16
@@ -43,6 +48,7 @@ usage: ltorch [tools/run.lua --nproc-per-node N] recipes/ddp_train.lua [flags]
   --epochs N (3)  --batch-size N (128, the global batch)  --lr X (0.05)  --momentum X (0.9)
   --seed N (0)  --limit-train N --limit-test N (first N samples; 0 = all)  --out DIR (runs/ddp)
   --no-save (no metrics / checkpoint)  --timeout S (collective timeout, 300)
+  --resume (go on from <out>/checkpoints/last.pt; implied after a tools/run.lua --max-restarts restart)
   --ci (2 epochs, 6000 train / 2000 test samples)
   --device auto|cpu|cuda|cuda:N (default auto: cuda when available; one GPU per rank)
   --amp  mixed precision: autocast on the device, bfloat16 (no loss scaling needed)
@@ -50,7 +56,7 @@ usage: ltorch [tools/run.lua --nproc-per-node N] recipes/ddp_train.lua [flags]
 ]]
 
 local DEFAULTS = { epochs = 3, batch_size = 128, lr = 0.05, momentum = 0.9, seed = 0, limit_train = 0,
-  limit_test = 0, out = "runs/ddp", save = true, timeout = 300, ci = false,
+  limit_test = 0, out = "runs/ddp", save = true, timeout = 300, ci = false, resume = false,
   device = "auto", amp = false, amp_dtype = "bfloat16" }
 
 -- The process group: from the launcher's environment (RANK, WORLD_SIZE, ...), or a world of one.
@@ -63,6 +69,25 @@ local function init(cfg, backend)
                              rank = 0, world_size = 1, timeout = cfg.timeout }
   end
   return dist.get_rank(), dist.get_world_size()
+end
+
+--[[ After an elastic restart (tools/run.lua --max-restarts: TORCHELASTIC_RESTART_COUNT > 0) or with
+     --resume: every rank loads <out>/checkpoints/last.pt (model, optimizer, scaler, RNG) and the
+     run goes on from the epoch after it. Returns the first epoch to train (0 for a fresh run). ]]
+local function resume(cfg, into, log)
+  local restarted = tonumber(os.getenv("TORCHELASTIC_RESTART_COUNT") or "0") > 0
+  local path = cfg.out .. "/checkpoints/last.pt"
+  local f = io.open(path, "rb")
+  if f then f:close() end
+  if not (cfg.resume or restarted) or not f then
+    if cfg.resume then log("ddp_train: --resume: no " .. path .. "; starting from epoch 1") end
+    return 0
+  end
+  into.map_location = into.model:parameters()[1].device
+  local st = torch.checkpoint.load_training_state(path, into)
+  log(("ddp_train: resumed from %s (epoch %d done)%s"):format(path, st.epoch,
+    restarted and (" after restart " .. os.getenv("TORCHELASTIC_RESTART_COUNT")) or ""))
+  return st.epoch
 end
 
 -- (N, 784) float images normalised with the training mean/std, (N) int64 labels, on device.
@@ -156,17 +181,18 @@ local function main()
   run.sampler = data.DistributedSampler(train_set, { num_replicas = world, rank = rank, shuffle = true, seed = cfg.seed })
   torch.manual_seed(cfg.seed)
   local model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10)):to(mp.device)
-  run.ddp = nn.parallel.DistributedDataParallel(model)
-  run.opt = optim.SGD(run.ddp:parameters(), { lr = cfg.lr, momentum = cfg.momentum })
+  run.opt = optim.SGD(model:parameters(), { lr = cfg.lr, momentum = cfg.momentum })
+  local start_epoch = resume(cfg, { model = model, optimizer = run.opt, scaler = mp.scaler }, log)
+  run.ddp = nn.parallel.DistributedDataParallel(model)   -- after resuming: it broadcasts rank 0's
 
   local metrics_file
   if rank == 0 and cfg.save then
     os.execute("mkdir -p '" .. cfg.out:gsub("'", "'\\''") .. "/checkpoints'")
-    metrics_file = assert(io.open(cfg.out .. "/metrics.jsonl", "w"))
+    metrics_file = assert(io.open(cfg.out .. "/metrics.jsonl", start_epoch > 0 and "a" or "w"))
   end
   local acc
   local t0 = os.time()
-  for epoch = 0, cfg.epochs - 1 do
+  for epoch = start_epoch, cfg.epochs - 1 do
     run.sampler:set_epoch(epoch)
     local loss, train_acc = train_epoch(run)
     acc = evaluate(run)

@@ -18,12 +18,20 @@
 
   Failure policy: when any rank exits non-zero or dies by a signal, the others get SIGTERM, then
   SIGKILL after --kill-timeout seconds (default 5), and the launcher exits with the first failed
-  rank's code (128+signal for a signal). --timeout S bounds the whole run (exit 124). Each rank
+  rank's code (128+signal for a signal). The first failed rank is the one that died first: the
+  launcher wakes on SIGCHLD, and among ranks reaped together one killed by a signal is named
+  before the survivors whose collectives failed because of it.
+  --max-restarts N (torchrun's elastic restarts): after a failure every rank of this node is
+  stopped and started again, up to N times, with TORCHELASTIC_RESTART_COUNT=k (0 on the first
+  run) and TORCHELASTIC_MAX_RESTARTS=N in its environment; a script resumes from its last
+  checkpoint (recipes/ddp_train.lua and templates/ddp do). On other nodes the ranks fail in their
+  next collective and their launchers restart them the same way. --timeout S bounds the whole run (exit 124). Each rank
   runs in its own process group, so helpers it started are stopped with it. SIGINT, SIGTERM or
   SIGHUP to the launcher (Ctrl-C, `timeout`, a scheduler) stops all ranks too (exit 128+signal).
 
   Options: --nproc-per-node N (default 1), --nnodes M (1), --node-rank R (0), --master-addr A,
-  --master-port P (0: any free port, single node), --kill-timeout S, --timeout S, --no-prefix.
+  --master-port P (0: any free port, single node), --kill-timeout S, --timeout S,
+  --max-restarts N (0), --no-prefix.
   Both --opt value and --opt=value, dashes or underscores (--nproc_per_node) are accepted.
 ]]
 local ffi = require "ffi"
@@ -68,7 +76,7 @@ local WNOHANG = 1
 local POLLIN, POLLERR, POLLHUP = 1, 8, 16
 local O_CLOEXEC = 0x80000
 local POSIX_SPAWN_SETPGROUP, POSIX_SPAWN_SETSIGDEF, POSIX_SPAWN_SETSIGMASK = 0x02, 0x04, 0x08
-local SIGHUP, SIGINT = 1, 2
+local SIGHUP, SIGINT, SIGCHLD = 1, 2, 17
 local SIG_BLOCK = 0
 local SFD_NONBLOCK = 0x800
 local CLOCK_MONOTONIC = 1
@@ -88,12 +96,12 @@ end
 local usage = [[
 usage: ltorch tools/run.lua [--nproc-per-node N] [--nnodes M --node-rank R]
                             [--master-addr A] [--master-port P] [--kill-timeout S] [--timeout S]
-                            [--no-prefix] script.lua [args...]]
+                            [--max-restarts N] [--no-prefix] script.lua [args...]]
 
 local opts = { nproc_per_node = 1, nnodes = 1, node_rank = 0, master_addr = "127.0.0.1",
-               master_port = 29500, kill_timeout = 5, timeout = nil, prefix = true }
+               master_port = 29500, kill_timeout = 5, timeout = nil, prefix = true, max_restarts = 0 }
 local numeric = { nproc_per_node = true, nnodes = true, node_rank = true, master_port = true,
-                  kill_timeout = true, timeout = true }
+                  kill_timeout = true, timeout = true, max_restarts = true }
 local argv = arg or {}
 local i = 1
 while argv[i] and argv[i]:sub(1, 2) == "--" do
@@ -169,7 +177,8 @@ end
 for _, a in ipairs(script_args) do cmd[#cmd + 1] = a end
 
 local base_env, overridden = {}, { RANK = true, LOCAL_RANK = true, WORLD_SIZE = true,
-  LOCAL_WORLD_SIZE = true, GROUP_RANK = true, MASTER_ADDR = true, MASTER_PORT = true }
+  LOCAL_WORLD_SIZE = true, GROUP_RANK = true, MASTER_ADDR = true, MASTER_PORT = true,
+  TORCHELASTIC_RESTART_COUNT = true, TORCHELASTIC_MAX_RESTARTS = true }
 do
   local env = C.environ
   local k = 0
@@ -209,14 +218,25 @@ if C.sigprocmask(SIG_BLOCK, term_signals, nil) == 0 then
   sigfd = C.signalfd(-1, term_signals, O_CLOEXEC + SFD_NONBLOCK)
 end
 local got_signal = nil
+-- SIGCHLD through its own signalfd: the watch loop wakes the moment a rank exits, so the rank
+-- that died first is reaped before the survivors it takes down with it.
+local chld_signals = ffi.new("lt_run_sigset")
+C.sigemptyset(chld_signals)
+C.sigaddset(chld_signals, SIGCHLD)
+local chldfd = -1
+if C.sigprocmask(SIG_BLOCK, chld_signals, nil) == 0 then
+  chldfd = C.signalfd(-1, chld_signals, O_CLOEXEC + SFD_NONBLOCK)
+end
 
 ---------------------------------------------------------------- spawning
 local children = {}   -- { rank, pid, out = fd, err = fd, status = nil|code, buf = {out=, err=} }
 
-local function spawn(local_rank)
+local function spawn(local_rank, restart)
   local rank = node_rank * nproc + local_rank
   local env = {}
   for k, e in ipairs(base_env) do env[k] = e end
+  env[#env + 1] = "TORCHELASTIC_RESTART_COUNT=" .. restart
+  env[#env + 1] = "TORCHELASTIC_MAX_RESTARTS=" .. math.floor(opts.max_restarts)
   env[#env + 1] = "RANK=" .. rank
   env[#env + 1] = "LOCAL_RANK=" .. local_rank
   env[#env + 1] = "WORLD_SIZE=" .. world_size
@@ -297,11 +317,16 @@ local function pump(timeout_ms)
     end
   end
   local nfds = #fds + (sigfd >= 0 and 1 or 0)
-  local pfd = ffi.new("struct lt_run_pollfd[?]", nfds + 1)
+  local pfd = ffi.new("struct lt_run_pollfd[?]", nfds + 2)
   for k, fd in ipairs(fds) do pfd[k - 1].fd = fd; pfd[k - 1].events = POLLIN end
   if sigfd >= 0 then pfd[#fds].fd = sigfd; pfd[#fds].events = POLLIN end
+  if chldfd >= 0 then pfd[nfds].fd = chldfd; pfd[nfds].events = POLLIN; nfds = nfds + 1 end
   local n = C.poll(pfd, nfds, timeout_ms)
   if n <= 0 then return end
+  if chldfd >= 0 and bit.band(pfd[nfds - 1].revents, POLLIN) ~= 0 then
+    local info = ffi.new("uint32_t[32]")
+    while C.read(chldfd, info, 128) == 128 do end            -- drained; reap() finds who
+  end
   if sigfd >= 0 and bit.band(pfd[#fds].revents, POLLIN) ~= 0 then
     local info = ffi.new("uint32_t[32]")                     -- struct signalfd_siginfo (128 B)
     if C.read(sigfd, info, 128) == 128 and not got_signal then got_signal = tonumber(info[0]) end
@@ -352,32 +377,49 @@ local function drain_closed(grace)
   end
 end
 
-local exit_code = 0
-local ok, err = xpcall(function()
-  for lr = 0, nproc - 1 do spawn(lr) end
-  local start = now()
+-- Of the ranks that failed since the last look, the one to blame: killed by a signal first
+-- (the survivors' collectives fail because of it), then the earliest reaped.
+local function first_failure(list)
+  local best
+  for _, c in ipairs(list) do
+    if best == nil then best = c
+    else
+      local cs, bs = c.how:find("^signal") ~= nil, best.how:find("^signal") ~= nil
+      if (cs and not bs) or (cs == bs and c.ended < best.ended) then best = c end
+    end
+  end
+  return best
+end
+
+-- One run of every local rank; returns the exit code and whether a rank (not the launcher's
+-- signal or --timeout) failed.
+local function run_ranks(restart, start)
+  children = {}
+  local code = 0
+  for lr = 0, nproc - 1 do spawn(lr, restart) end
   local failed, kill_deadline, killed_hard = nil, nil, false
   while true do
     pump(100)
     reap()
-    local alive = 0
+    local alive, newly = 0, {}
     for _, c in ipairs(children) do
       if c.status == nil then alive = alive + 1
-      elseif c.status ~= 0 and not failed then
-        failed = c
-        io.stderr:write(("run.lua: rank %d failed (%s); stopping the other ranks\n"):format(c.rank, c.how))
-        exit_code = c.status
-      end
+      elseif c.status ~= 0 and not failed then newly[#newly + 1] = c end
+    end
+    if #newly > 0 then
+      failed = first_failure(newly)
+      io.stderr:write(("run.lua: rank %d failed (%s); stopping the other ranks\n"):format(failed.rank, failed.how))
+      code = failed.status
     end
     if alive == 0 then break end
     if not failed and got_signal then
       failed = { rank = -1 }
-      exit_code = 128 + got_signal
+      code = 128 + got_signal
       io.stderr:write(("run.lua: got signal %d; stopping all ranks\n"):format(got_signal))
     end
     if not failed and opts.timeout and now() - start > opts.timeout then
       failed = { rank = -1 }
-      exit_code = 124
+      code = 124
       io.stderr:write(("run.lua: --timeout %gs reached; stopping all ranks\n"):format(opts.timeout))
     end
     if failed and not kill_deadline then
@@ -390,6 +432,20 @@ local ok, err = xpcall(function()
     end
   end
   drain_closed(failed and 0.5 or 2)
+  return code, failed ~= nil and failed.rank >= 0
+end
+
+local exit_code = 0
+local ok, err = xpcall(function()
+  local start = now()
+  local restart = 0
+  while true do
+    local rank_failed
+    exit_code, rank_failed = run_ranks(restart, start)
+    if not rank_failed or restart >= opts.max_restarts or got_signal then break end
+    restart = restart + 1
+    io.stderr:write(("run.lua: restarting every rank (restart %d of %d)\n"):format(restart, opts.max_restarts))
+  end
 end, function(e) return type(e) == "table" and e.usage or debug.traceback(e) end)
 
 if not ok then
