@@ -9,7 +9,10 @@
 -- types with send-keys, and polls capture-pane until the expected text shows (10 s limit):
 -- completion of `torch.ma<TAB>`, a tensor and a module printed, history across two runs,
 -- `ltorch --debug` stopping in a failing function with its locals readable, Ctrl-C
--- interrupting a running loop without ending the REPL, colours on a terminal.
+-- interrupting a running loop without ending the REPL, colours on a terminal; issue #30:
+-- every kind of value printed at the prompt (builtins, raising metatables, huge tables),
+-- :graph, the debugger opening in the user's frame with library frames folded, :locals
+-- summaries, :p, :where, :frames all, and help from PyTorch's docstrings (?name, help()).
 --
 -- How (from the repo root; tmux comes from scripts/setup.sh):
 --     build/ltorch /usr/bin/busted spec/repl/terminal_spec.lua
@@ -197,6 +200,98 @@ outer(20)
     local s = wait_for("EXIT=1")
     assert.truthy(s:find("boom 63", 1, true), s)
     assert.truthy(s:find("stack traceback:", 1, true), s)
+  end)
+
+  it("prints every kind of value typed at the prompt without crashing (issue #30)", function()
+    start(ltorch, env)
+    wait_for("> ")
+    line("type")
+    wait_for("builtin: type")
+    line("print")
+    wait_for("builtin: print")
+    line("setmetatable({a = 1}, {__tostring = function() error('nope') end})")
+    wait_for("<__tostring failed: stdin:1: nope> { a = 1 }")
+    line("setmetatable({x = 1}, {__index = error, __pairs = error, __len = error})")
+    wait_for("{ x = 1 }")
+    line("coroutine.create(print)")
+    wait_for("(suspended)")
+    line("big = {}; for i = 1, 1e5 do big[i] = i end")
+    line("big")
+    wait_for("... 99900 more")
+    line("error(setmetatable({}, {__tostring = function() error('worse') end}))")
+    wait_for("(error object whose __tostring failed")
+    line("x = torch.ones(2, {requires_grad = true}); y = (x * 3):sum()")
+    line(":graph y")
+    wait_for("made by <SumBackward0>")
+    line(":graph x")
+    wait_for("a leaf that requires grad")
+    line("'alive'")
+    local s = wait_for("alive", 2)
+    assert.falsy(s:find("(REPL)", 1, true), s)
+    line(":q")
+    wait_for("EXIT=0")
+  end)
+
+  it("--debug opens in the user's frame, folds library frames, summarises locals (issue #30)", function()
+    local script = tmpname([[
+local torch = require "torch"
+local function step(model, x)
+  local w = torch.ones(3, 4)
+  local big = {}
+  for i = 1, 500 do big[i] = i end
+  local show = print
+  local h = model(x)
+  local y = h:matmul(w)
+  return y
+end
+step(torch.nn.Linear(2, 2), torch.ones(2, 2))
+]])
+    start(BIN .. " --debug " .. q(script), env)
+    local s = wait_for("(debug) ")
+    assert.truthy(s:find("post%-mortem at [^\n]*:8 in function 'step'"), s)
+    assert.truthy(s:find("(2 library frames folded: :frames all shows them)", 1, true), s)
+    assert.truthy(s:find("->   8    local y = h:matmul(w)", 1, true), s)
+    line(":locals")
+    wait_for("show = builtin: print")
+    s = wait_for("torch (upvalue) = module \"torch\"")
+    assert.truthy(s:find("w = Tensor[3, 4] float32 cpu min=1 max=1 mean=1 nan=0 inf=0", 1, true), s)
+    assert.truthy(s:find("model = Linear (nn module): 6 parameters in 2 tensors", 1, true), s)
+    assert.truthy(s:find("big = table, 500 fields", 1, true), s)
+    assert.falsy(s:find("(REPL)", 1, true), s)
+    line(":p w")
+    wait_for("Tensor shape=[3, 4] dtype=torch.float32 device=cpu")
+    line(":where h")
+    wait_for("made by <AddmmBackward0>")
+    line(":bt")
+    wait_for("... 2 library frames (:frames all)")
+    line(":frames all")
+    wait_for("in function 'check'")
+    line(":frame 2")
+    wait_for("#2 ")
+    line(":frames user")
+    line(":up 2")  -- from #2 (check) past the user's #3 to #4
+    wait_for("\n#4 ")
+    line(":c")
+    s = wait_for("EXIT=1")
+    assert.truthy(s:find("mat1 and mat2 shapes cannot be multiplied", 1, true), s)
+  end)
+
+  it("?name and help() print PyTorch's documentation (issue #30)", function()
+    start(ltorch, env)
+    wait_for("> ")
+    line("?torch.optim.AdamW")
+    wait_for("Implements AdamW algorithm, where weight decay does not accumulate in the")
+    local s = wait_for("    params (iterable): iterable of parameters")
+    assert.truthy(s:find("torch.optim.AdamW(params, {lr = 0.001", 1, true), s)
+    key("C-l")  -- a clear screen for the next answer
+    line("help(torch.nn.Linear)")
+    wait_for("Applies an affine linear transformation to the incoming data")
+    line("?torch.matmul")
+    wait_for("Matrix product of two tensors.")
+    s = wait_for("ATen: torch.matmul(Tensor self, Tensor other) -> Tensor")
+    assert.falsy(s:find("(REPL)", 1, true), s)
+    line(":q")
+    wait_for("EXIT=0")
   end)
 
   it("colours values on a terminal unless NO_COLOR is set", function()

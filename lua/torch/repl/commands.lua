@@ -5,7 +5,10 @@
     :mem         torch.memory_stats() (live and peak tensor bytes, allocations) plus the
                  tensors reachable from the session's globals, with their bytes
     :who         the globals defined in this session (not the standard library), with a
-                 one-line summary each
+                 one-line summary each (torch.repl.summary)
+    :graph expr  a tensor's place in the autograd graph: the node that made it (grad_fn),
+                 or whether it is a leaf requiring grad and its .grad; for a module, each
+                 parameter; for a table, each tensor in it
     :help [cmd]  this list; :help <topic> is ?topic
     :q  :quit    end the session (in the debugger: continue / let the error unwind)
   Debugger sessions add their own (torch.repl.debugger).
@@ -14,6 +17,7 @@
 ]]
 local ffi = require "ffi"
 local pretty = require "torch.repl.pretty"
+local summary = require "torch.repl.summary"
 
 local M = {}
 
@@ -49,17 +53,31 @@ local builtin = {}
 for k in pairs(_G) do builtin[k] = true end
 for _, k in ipairs({ "torch", "help", "_PROMPT", "_PROMPT2" }) do builtin[k] = true end
 
-local function summary(v)
-  if pretty.is_tensor(v) then
-    local ok, s = pcall(function()
-      return ("Tensor %s %s %s"):format(tostring(v:size()):match("%[.*%]") or "?", tostring(v.dtype), tostring(v.device))
-    end)
-    return ok and s or "Tensor"
+-- The autograd facts of one tensor: how it was made, whether it takes part, its grad.
+local function graph_lines(name, x)
+  local lines = { name .. ": " .. summary.line(x) }
+  local grad_fn = x.grad_fn
+  if grad_fn ~= nil then
+    lines[#lines + 1] = ("  made by %s (a non-leaf: backward() flows through it to the leaves it came from)"):format(tostring(grad_fn))
+  elseif x.requires_grad then
+    local g = x.grad
+    lines[#lines + 1] = "  a leaf that requires grad: backward() accumulates into its .grad = " .. (g ~= nil and summary.line(g) or "nil")
+  else
+    lines[#lines + 1] = "  not in an autograd graph (requires_grad=false, no grad_fn)"
   end
-  local s = pretty.format(v, { depth = 1, width = 1000, items = 8, nested = true })
-  s = s:gsub("\n.*", " ...")
-  if #s > 70 then s = s:sub(1, 67) .. "..." end
-  return s
+  return lines
+end
+
+-- The tensors :graph reports for v: itself, a module's named parameters, a table's tensors.
+local function graph_targets(expr, v)
+  if pretty.is_tensor(v) then return { { expr, v } } end
+  local list = {}
+  if summary.is_module(v) then
+    for _, nv in ipairs(v:named_parameters()) do list[#list + 1] = { expr .. "." .. nv[1], nv[2] } end
+  elseif type(v) == "table" then
+    for k, x in next, v do if pretty.is_tensor(x) then list[#list + 1] = { expr .. "[" .. pretty.format(k, { nested = true }) .. "]", x } end end
+  end
+  return list
 end
 
 function M.install(session)
@@ -112,7 +130,21 @@ function M.install(session)
     if #names == 0 then return io.stdout:write("(no globals defined)\n") end
     for _, k in ipairs(names) do
       local v = rawget(_G, k)
-      io.stdout:write(pretty.paint("key", k), "\t", pretty.paint("meta", type(v)), "\t", summary(v), "\n")
+      io.stdout:write(pretty.paint("key", k), "\t", pretty.paint("meta", type(v)), "\t", summary.line(v), "\n")
+    end
+  end
+
+  cmds.graph = function(s, expr)
+    if expr == "" then return session.report(":graph needs a tensor, module or table expression") end
+    local f, err = loadstring("return " .. expr, "=" .. expr)
+    if not f then return session.report(err) end
+    local ok, v = pcall(setfenv(f, s.env))
+    if not ok then return session.report(v) end
+    local list = graph_targets(expr, v)
+    if #list == 0 then return session.report(expr .. " is a " .. type(v) .. ", not a tensor, module or table of tensors") end
+    for _, t in ipairs(list) do
+      local lok, lines = pcall(graph_lines, t[1], t[2])
+      io.stdout:write(lok and table.concat(lines, "\n") or (t[1] .. ": " .. pretty.error_text(lines)), "\n")
     end
   end
 
@@ -120,10 +152,11 @@ function M.install(session)
     if topic ~= nil and topic ~= "" then return require("torch.repl.help").show(s, topic) end
     local lines = {
       "expressions print their value; Tab completes; Ctrl-C interrupts; Ctrl-D or :q leaves",
-      "?expr / help(x)   signatures, doc line, or a tensor's describe()",
+      "?expr / help(x)   PyTorch's documentation (signature, summary, arguments), or a tensor's describe()",
       ":time code        run code and time it",
       ":mem              tensor memory (torch.memory_stats) and reachable tensors",
       ":who              globals defined in this session",
+      ":graph expr       autograd facts of a tensor (or a module's parameters): grad_fn, leaf, grad",
       ":q                quit (in the debugger: continue)",
     }
     for _, l in ipairs(s.help_lines or {}) do lines[#lines + 1] = l end

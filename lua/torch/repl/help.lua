@@ -1,21 +1,27 @@
 --[[
   torch.repl.help — `?expr` and help(x) at the REPL.
 
-      > ?torch.matmul
-      torch.matmul(Tensor self, Tensor other) -> Tensor
-        https://pytorch.org/docs/stable/generated/torch.matmul.html
-        aten::matmul, 1 overload (generated binding)
-      > help(nn.Linear)      -- class: the header block of its source file
-      > help(x)              -- a Tensor: x:describe()
+      > ?torch.optim.AdamW
+      torch.optim.AdamW(params, {lr = 0.001, betas = {0.9, 0.999}, eps = 1e-08, ...})
+        Implements AdamW algorithm, where weight decay does not accumulate in the momentum nor
+        variance.
+        Arguments:
+          params (iterable): iterable of parameters or named_parameters to optimize ...
+        (from PyTorch's docstring)
+      > ?torch.matmul     -- the same, then ATen's signatures, the doc URL and the overloads
+      > help(x)           -- a Tensor: x:describe()
 
-  What is shown: for a function, every ATen schema of its name (torch._dispatch's index; the
-  display name says torch.X or Tensor.X), then a doc line: the comment above a hand-written
-  Lua function (plus file:line), or PyTorch's doc URL for a generated op. For an nn class or
-  module, the opening comment block of the file that defines it. For a table, its fields.
-  help(value) finds a function's name by looking it up in torch, torch.nn.functional and
-  Tensor; ?expr takes it from the expression's last name.
+  What is shown: first PyTorch's own documentation of the name (torch.repl.docs: signature in
+  ltorch's calling form, summary, arguments; generated from PyTorch's docstrings by
+  tools/gen_help.py). Then, for a function, every ATen schema of its name (torch._dispatch's
+  index), PyTorch's doc URL for a generated op, or for a hand-written Lua function the
+  comment above it (when PyTorch has no documentation of it) and file:line. For an nn class
+  or module, the file that defines it (its opening comment block when PyTorch documents no
+  such class). For a table, its fields. help(value) finds a function's name by looking it up
+  in torch, torch.nn.functional and Tensor; ?expr takes it from the expression's last name.
 ]]
 local pretty = require "torch.repl.pretty"
+local docs = require "torch.repl.docs"
 
 local M = {}
 
@@ -77,47 +83,66 @@ local function find_name(v)
   return nil
 end
 
-local function help_function(f, name, prefix)
+-- Hand-written Lua: its signature line and the comment above it, unless PyTorch documents it.
+local function help_lua(name, prefix, lines, info, documented, has_schemas)
+  local def = lines[info.linedefined] or ""
+  if not documented then
+    local named = name and (def:find("function%s+[%w_.:]*[.:]?" .. name .. "%s*%(") or def:find(name .. "%s*=%s*function"))
+    if not has_schemas then out(pretty.paint("heading", (prefix or "") .. (name or "?") .. (def:match("%b()") or "(...)"))) end
+    local doc = named and comment_above(lines, info.linedefined) or {}
+    for i = 1, math.min(#doc, 6) do out("  " .. doc[i]) end
+  end
+  out(pretty.paint("meta", ("  defined at %s:%d"):format(info.short_src, info.linedefined)))
+end
+
+local MISSING = {
+  ["no docstring"] = "  (PyTorch has no docstring for it: an ATen internal)",
+  ["not in PyTorch"] = "  (not a name PyTorch publishes: an ATen internal ltorch binds)",
+}
+
+local function help_function(f, name, prefix, documented, missing)
   local kind = prefix == "Tensor." and "m" or "f"
-  local list = schemas(name, kind)
+  local ns = prefix and prefix:match("^torch%.(%a+)%.$")
+  local aten = (ns == "linalg" or ns == "special" or ns == "fft") and name and (ns .. "_" .. name) or name
+  local list = schemas(aten, kind)
   if #list == 0 and prefix == "Tensor." then list = schemas(name) end
   for _, e in ipairs(list) do
     local args, ret = e[1]:match("^[%w_%.]+(%b())%s*%->%s*(.+)$")
-    out(pretty.paint("heading", (prefix or "") .. name .. (args or "()")) .. " -> " .. (ret or "?"))
+    local sig = (prefix or "") .. name .. (args or "()") .. " -> " .. (ret or "?")
+    out(documented and pretty.paint("meta", "  ATen: " .. sig) or pretty.paint("heading", sig))
   end
   local lines, info = source_lines(f)
   local generated = info.short_src:find("_dispatch%.lua") or info.short_src:find("_ops_generated%.lua")
-  local def = lines and lines[info.linedefined] or ""
-  local named = name and (def:find("function%s+[%w_.:]*[.:]?" .. name .. "%s*%(") or def:find(name .. "%s*=%s*function"))
   if lines and not generated then
-    if #list == 0 then out(pretty.paint("heading", (prefix or "") .. (name or "?") .. (def:match("%b()") or "(...)"))) end
-    local doc = named and comment_above(lines, info.linedefined) or {}
-    for i = 1, math.min(#doc, 6) do out("  " .. doc[i]) end
-    out(pretty.paint("meta", ("  defined at %s:%d"):format(info.short_src, info.linedefined)))
-  elseif info.what == "C" and #list == 0 then
+    help_lua(name, prefix, lines, info, documented, #list > 0)
+  elseif info.what == "C" and #list == 0 and not documented then
     out((name or "?") .. ": a built-in (C) function")
   end
+  if #list > 0 and MISSING[missing] then out(pretty.paint("meta", MISSING[missing])) end
   if #list > 0 and name and (prefix == "torch." or prefix == "Tensor.") then
     out("  https://pytorch.org/docs/stable/generated/" .. (prefix == "Tensor." and "torch.Tensor." or "torch.") .. name .. ".html")
-    out(pretty.paint("meta", ("  aten::%s, %d overload%s%s"):format(name, #list, #list == 1 and "" or "s",
+    out(pretty.paint("meta", ("  aten::%s, %d overload%s%s"):format(aten, #list, #list == 1 and "" or "s",
       generated and " (generated binding)" or "")))
   end
 end
 
-local function help_table(t, name)
-  local class = rawget(t, "_class") or (rawget(t, "__name") and t)
-  if class and rawget(class, "__name") then
-    local probe = rawget(class, "forward") or rawget(class, "__init")
-    out(pretty.paint("heading", "class " .. rawget(class, "__name")) .. (rawget(t, "_class") and " (instance)" or ""))
-    if type(probe) == "function" then
-      local lines, info = source_lines(probe)
-      if lines then
-        for _, l in ipairs(header_block(lines, 12)) do out(l) end
-        out(pretty.paint("meta", "  defined in " .. info.short_src))
-      end
-    end
-    return
+local function help_class(t, class, documented)
+  local probe = rawget(class, "forward") or rawget(class, "__init") or rawget(class, "step")
+  if not documented then
+    out(pretty.paint("heading", "class " .. rawget(class, "__name")) .. (class ~= t and " (instance)" or ""))
   end
+  if type(probe) ~= "function" then return end
+  local lines, info = source_lines(probe)
+  if not lines then return end
+  if not documented then for _, l in ipairs(header_block(lines, 12)) do out(l) end end
+  out(pretty.paint("meta", "  ltorch: " .. info.short_src))
+end
+
+local function help_table(t, name, documented)
+  local class = rawget(t, "_class") or (rawget(t, "__name") and t)
+  local mt = getmetatable(t)
+  if not class and type(mt) == "table" and rawget(mt, "__name") then class = mt end  -- an optimizer
+  if class and rawget(class, "__name") then return help_class(t, class, documented) end
   local keys = {}
   for k in pairs(t) do keys[#keys + 1] = tostring(k) end
   table.sort(keys)
@@ -128,12 +153,16 @@ end
 -- Help for a value; name/prefix when known from the expression.
 function M.help_value(v, name, prefix)
   if pretty.is_tensor(v) then return out(v:describe()) end
+  if type(v) == "function" and not name then name, prefix = find_name(v) end
+  local full = docs.name_of(v, name and ((prefix or "") .. name))
+  local entry = docs.entry(full)
+  if entry then for _, l in ipairs(docs.render(full, entry)) do out(l) end end
   if type(v) == "function" then
-    if not name then name, prefix = find_name(v) end
-    return help_function(v, name, prefix)
+    local missing = docs.missing(docs.typed_name(name and ((prefix or "") .. name)))
+    return help_function(v, name, prefix, entry ~= nil, missing)
   end
-  if type(v) == "table" then return help_table(v, name) end
-  out(("%s: %s %s"):format(name or "value", type(v), pretty.format(v, { nested = true })))
+  if type(v) == "table" then return help_table(v, name, entry ~= nil) end
+  if not entry then out(("%s: %s %s"):format(name or "value", type(v), pretty.format(v, { nested = true }))) end
 end
 
 -- help(x): the global the REPL installs.

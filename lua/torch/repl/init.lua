@@ -5,8 +5,8 @@
       > x = torch.randn(2, 3)
       > x:mean(0)                  -- expressions print their value (no `=` needed)
       > torch.ma<TAB><TAB>         -- completes globals, fields, module members, Tensor methods
-      > ?torch.matmul              -- signatures and a doc line; help(x) does the same
-      > :time x:matmul(x:t())      :mem   :who   :help   :q
+      > ?torch.matmul              -- PyTorch's doc: signature, summary, arguments; help(x) too
+      > :time x:matmul(x:t())      :mem   :who   :graph y   :help   :q
 
   What run() sets up: `torch` as a global (when the library loads), `help`, colours (stdout a
   terminal, NO_COLOR unset, TERM not "dumb"), the persistent history ($LTORCH_HISTORY, else

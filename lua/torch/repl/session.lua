@@ -75,10 +75,14 @@ function M.traceback_lines(level, stop, limit)
   return lines
 end
 
+-- An error value as text; never raises (an error object's own __tostring may).
 local function message_of(e)
   if type(e) == "string" then return e end
   local mt = getmetatable(e)
-  if type(mt) == "table" and mt.__tostring then return tostring(e) end
+  if type(mt) == "table" and rawget(mt, "__tostring") then
+    local s, why = pretty.safe_tostring(e)
+    return s or ("(error object whose __tostring failed: %s)"):format(why)
+  end
   return ("(error object is a %s value)"):format(type(e))
 end
 M.message_of = message_of
@@ -93,7 +97,7 @@ end
 function M.report(msg)
   if msg == nil then return end
   io.stdout:flush()
-  local text = "ltorch: " .. tostring(msg)
+  local text = "ltorch: " .. pretty.error_text(msg)
   if pretty.enabled then text = pretty.paint("error", text) end
   io.stderr:write(text, "\n")
   io.stderr:flush()
@@ -175,7 +179,7 @@ function M.loop(s)
     if line == nil then result = "eof"; break end
     if line then
       local ok, r = pcall(M.handle, s, line)
-      if not ok then M.report("(REPL) " .. tostring(r))
+      if not ok then M.report("(REPL) " .. pretty.error_text(r))
       elseif r == "quit" then result = "quit"; break end
     end
   end
