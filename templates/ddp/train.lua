@@ -11,7 +11,8 @@
   optimizer, epoch, config). Losses and accuracies are summed over all ranks (all_reduce) and
   averaged by sample count. The loop: model:train(); zero_grad -> forward (autocast with --amp)
   -> loss:backward() (DDP all-reduces during it; scaled with --amp-dtype float16) -> clip -> step;
-  evaluation under eval() + inference_mode.
+  evaluation under eval() + inference_mode. Under `ltorch run --max-restarts N` a restarted job
+  resumes from the latest checkpoint (see resume below).
   Devices (amp.lua): --device auto takes a GPU when there is one, each rank its own
   (cuda:LOCAL_RANK); --backend auto then picks NCCL (Gloo on the CPU).
 ]]
@@ -76,6 +77,18 @@ local function evaluate(model, loader, criterion, mp)
   return reduce(total, correct, n, mp.device)
 end
 
+--[[ After a restart by `ltorch run --max-restarts N` (TORCHELASTIC_RESTART_COUNT > 0) every rank
+     loads the latest checkpoint (model, optimizer, scaler, RNG) and training goes on from the
+     epoch after it; returns the first epoch to train. ]]
+local function resume(config, into, log)
+  if tonumber(os.getenv("TORCHELASTIC_RESTART_COUNT") or "0") == 0 then return 1 end
+  local mgr = torch.checkpoint.Manager(config.out .. "/checkpoints", { keep_last = 1 })
+  local st = mgr:load_latest(into)
+  if not st then log("restarted with no checkpoint yet: starting from epoch 1"); return 1 end
+  log(("restarted: resumed from %s (epoch %d done)"):format(mgr:latest(), st.epoch))
+  return st.epoch + 1
+end
+
 local function main()
   io.stdout:setvbuf("line")
   local config = flags.parse(arg or {}, "train.lua")
@@ -98,8 +111,10 @@ local function main()
   for i = rank, test_set:len() - 1, world do rows[#rows + 1] = i end
   local test = data.DataLoader(data.Subset(test_set, rows), { batch_size = 1000 })
   local model = model_mod.new(config):to(mp.device)   -- before DDP wraps it
+  local opt = torch.optim.SGD(model:parameters(), { lr = config.lr, momentum = config.momentum })
+  local first_epoch = resume(config, { model = model, optimizer = opt, scaler = mp.scaler,
+    map_location = mp.device }, log)
   local ddp = torch.nn.parallel.DistributedDataParallel(model)   -- broadcasts rank 0's weights
-  local opt = torch.optim.SGD(ddp:parameters(), { lr = config.lr, momentum = config.momentum })
   local criterion = torch.nn.CrossEntropyLoss()
   log(("world size %d (%s): %d train / %d test images, global batch %d (%d per rank), %d parameters on %s"):format(
     world, backend, train_set:len(), test_set:len(), config.batch_size, math.floor(config.batch_size / world),
@@ -110,10 +125,10 @@ local function main()
   if rank == 0 then
     os.execute("mkdir -p '" .. config.out:gsub("'", "'\\''") .. "'")
     mgr = torch.checkpoint.Manager(config.out .. "/checkpoints", { keep_last = 1, best_metric = "test_loss", mode = "min" })
-    metrics = assert(io.open(config.out .. "/metrics.jsonl", "wb"))
+    metrics = assert(io.open(config.out .. "/metrics.jsonl", first_epoch > 1 and "ab" or "wb"))
   end
   local test_acc
-  for epoch = 1, config.epochs do
+  for epoch = first_epoch, config.epochs do
     local t0 = os.time()
     sampler:set_epoch(epoch)
     local train_loss, train_acc = train_epoch(ddp, train, criterion, opt, config.clip_grad_norm, mp)
