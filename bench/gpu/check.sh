@@ -13,6 +13,7 @@
 #   1. unpack the carried .debs into $PREFIX; point pkg-config, the loader, Lua's paths and the
 #      recipes' data folders at it
 #   2. report the machine: GPU, driver, PyTorch, CUDA
+#   (6b: recipes/ddp_train.lua on one GPU under the launcher: NCCL and c10d's Reducer)
 #   3. configure + build into $WORK/build (a copy of this tree in $WORK, so nothing here changes):
 #      -DCMAKE_PREFIX_PATH=torch.utils.cmake_prefix_path, NCCL headers from pip's nvidia package
 #      when present; if that build fails, once more without NCCL
@@ -189,6 +190,18 @@ if [ "$HAS_CUDA" -eq 1 ]; then
   grep -E "test accuracy|accuracy|wall|error" "$OUT/recipes.log" | tail -20
 else
   echo "no CUDA device: recipes skipped"
+fi
+
+# 6b. DDP on NCCL ------------------------------------------------------------------------------
+# recipes/ddp_train.lua under the launcher with one rank on the GPU: the process group uses NCCL
+# when this build has it, and c10d's Reducer all-reduces CUDA buckets during loss:backward().
+step "6b ddp_train on cuda (NCCL, world size 1)"
+if [ "$HAS_CUDA" -eq 1 ]; then
+  (cd "$SRC" && timeout 150 "$LTORCH" tools/run.lua --nproc-per-node 1 recipes/ddp_train.lua --device cuda --ci \
+    --out "$WORK/runs/ddp") > "$OUT/ddp.log" 2>&1 || bad "ddp_train --device cuda failed"
+  grep -E "world_size|result|rror" "$OUT/ddp.log" | tail -8
+else
+  echo "no CUDA device: ddp_train skipped"
 fi
 
 # 7. bench --------------------------------------------------------------------------------------
