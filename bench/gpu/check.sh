@@ -13,7 +13,6 @@
 #   1. unpack the carried .debs into $PREFIX; point pkg-config, the loader, Lua's paths and the
 #      recipes' data folders at it
 #   2. report the machine: GPU, driver, PyTorch, CUDA
-#   (6b: recipes/ddp_train.lua on one GPU under the launcher: NCCL and c10d's Reducer)
 #   3. configure + build into $WORK/build (a copy of this tree in $WORK, so nothing here changes):
 #      -DCMAKE_PREFIX_PATH=torch.utils.cmake_prefix_path, NCCL headers from pip's nvidia package
 #      when present; if that build fails, once more without NCCL
@@ -22,9 +21,10 @@
 #      libtorch), parity against that machine's python3 -> $OUT/specs.log
 #   6. recipes: train_classifier.lua --device cuda (the main job), train_transformer.lua
 #      --device cuda --amp (bfloat16 autocast) -> $OUT/recipes.log
+#   6b. recipes/ddp_train.lua on one GPU under the launcher: NCCL and c10d's Reducer -> $OUT/ddp.log
 #   7. bench: build/ltorch bench/run.lua --device cuda (workloads 2-4 beside PyTorch eager on the
 #      same GPU; steps/s, tokens/s and the transformer's MFU) -> $OUT/gpu_bench.md
-# $OUT ends with 7 files (the device tool returns at most 8).
+# $OUT ends with 8 files (the device tool returns at most 8).
 #
 # Use (with the device tool, from the repo root; carry [".gpu_carry"]):
 #     bash bench/gpu/carry.sh      (here, once: fills .gpu_carry/debs)
@@ -32,7 +32,7 @@
 # Locally (a CPU machine) it runs steps 1-5 against the .venv's libtorch (PYTHON=.venv/bin/python),
 # the GPU specs pending and steps 6-7 skipped: the dry run that checks the script itself.
 # Time: about 2 min here (2 cores, ccache warm); there, the build ~1-2 min on 16 cores, the
-# recipes ~2 min, the bench ~3 min (3 reps x 3 workloads x 2 sides, each process paying CUDA
+# recipes and ddp_train ~2.5 min, the bench ~3 min (3 reps x 3 workloads x 2 sides, each process paying CUDA
 # start): under 8 minutes.
 # Environment: OUT (where logs and the table go; default $WORK/out), PYTHON (default python3),
 # JOBS (default nproc), BENCH_REPS (default 3), BENCH_SCALE (default 1).
