@@ -256,6 +256,14 @@ M.algorithms = { ddp_comm_hooks = { default_hooks = {
 } } }
 M.BuiltinCommHookType = { ALLREDUCE = "allreduce", FP16_COMPRESS = "fp16_compress" }
 
+-- torch.distributed.optim.ZeroRedundancyOptimizer (lua/torch/distributed/zero.lua), loaded on use.
+M.optim = setmetatable({}, { __index = function(t, k)
+  if k ~= "ZeroRedundancyOptimizer" then return nil end
+  local v = require("torch.distributed.zero").ZeroRedundancyOptimizer
+  rawset(t, k, v)
+  return v
+end })
+
 -- The raw group handle, for torch.nn.parallel (internal).
 function M._group() return group("_group") end
 

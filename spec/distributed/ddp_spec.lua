@@ -13,7 +13,8 @@
 -- uses and one only rank 1 uses (find_unused_parameters), gradient_as_bucket_view, static_graph,
 -- the ddp:backward alias, and the fp16/bf16 compression hooks (to their precision). Unused
 -- parameters without find_unused_parameters: the next forward raises on every rank naming them
--- (no hang). In-process (world of 1): state_dict prefixes, forward delegation, no_sync, options.
+-- (no hang). ZeroRedundancyOptimizer over AdamW equals AdamW with each rank holding part of the
+-- state. In-process (world of 1): state_dict prefixes, forward delegation, no_sync, options.
 --
 -- How: build/ltorch /usr/bin/busted spec/distributed/ddp_spec.lua
 local torch = require "torch"
@@ -51,6 +52,15 @@ describe("DistributedDataParallel across 2 processes", function()
   for mode, tol in pairs(loose) do
     it("compresses gradients with the " .. mode .. " comm hook", function() check_mode(mode, tol) end)
   end
+
+  it("shards AdamW's state with ZeroRedundancyOptimizer and trains exactly like AdamW", function()
+    local out = check_mode("zero", 1e-6)
+    local a = tonumber(out:match("%[rank 0%] LOCALSTATE (%d+)"))
+    local b = tonumber(out:match("%[rank 1%] LOCALSTATE (%d+)"))
+    assert.truthy(a and b, out)
+    assert.equal(4, a + b)                            -- every parameter's state on exactly one rank
+    assert.is_true(a < 4 and b < 4, out)
+  end)
 
   it("names parameters without gradients on every rank at the next forward instead of hanging", function()
     local out, rc, secs = h.launch(2, "spec/distributed/fixtures/ddp_unused.lua strict", 60)
@@ -123,6 +133,24 @@ describe("DistributedDataParallel in one process", function()
     assert.error_matches(function() ddp:sync_gradients() end, "loss:backward%(%) after a forward")
     assert.error_matches(function() ddp:register_comm_hook(nil, function() end) end, "not supported")
     assert.error_matches(function() ddp:no_sync() end, "expected a function")
+  end)
+
+  it("ZeroRedundancyOptimizer in a world of one: the whole state, PyTorch's arguments or a clear error", function()
+    local ZeRO = dist.optim.ZeroRedundancyOptimizer
+    local net = nn.Linear(3, 2)
+    local opt = ZeRO(net:parameters(), { optimizer_class = torch.optim.SGD, lr = 0.1, momentum = 0.9 })
+    net(torch.randn(4, 3)):sum():backward()
+    opt:step()
+    local n = 0
+    for _ in pairs(opt:local_state_dict().state) do n = n + 1 end
+    assert.equal(2, n)
+    opt.param_groups[1].lr = 0.01                      -- a scheduler's edit reaches the local optimizer
+    opt:step()
+    assert.equal(0.01, opt.optim.param_groups[1].lr)
+    assert.error_matches(function() ZeRO(net:parameters(), { lr = 0.1 }) end, "give the optimizer class")
+    assert.error_matches(function() ZeRO(net:parameters(), { optimizer_class = torch.optim.SGD, lr = 0.1,
+      overlap_with_ddp = true }) end, "overlap_with_ddp: not supported")
+    assert.error_matches(function() opt:consolidate_state_dict() end, "not implemented")
   end)
 
   it("needs an initialized process group", function()
