@@ -56,7 +56,7 @@ local function tx_bytes(i)
 end
 
 describe("DistributedDataParallel across two hosts (network namespaces)", function()
-  local ok, why = true, nil
+  local ok, why
   if not (io.popen("id -u"):read("*l") == "0") then ok, why = false, "needs root"
   elseif not sh("command -v ip") then ok, why = false, "needs iproute2's ip"
   else ok, why = make_hosts() end
