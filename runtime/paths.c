@@ -7,9 +7,12 @@
  *
  * What: the Lua directory is the first existing directory of
  *     $LTORCH_PATH                        (skipped under -E, flag LTORCH_NOENV)
- *     <exe_dir>/../lua                    (build tree)
- *     <exe_dir>/../share/ltorch/lua       (install prefix)
- * returned as an absolute, symlink-free path. "<dir>/?.lua;<dir>/?/init.lua;" is put
+ *     <exe_dir>/../lua                    (build tree at <repo>/build)
+ *     <exe_dir>/../share/ltorch/lua       (install prefix, relocated)
+ *     LTORCH_INSTALL_LUA_DIR              (the configured prefix's share/ltorch/lua)
+ *     LTORCH_SOURCE_LUA_DIR               (the configured source tree's lua/: a build
+ *                                          directory anywhere, a host linking libltorch)
+ * returned as an absolute, symlink-free path. The last two are compiled in by CMake. "<dir>/?.lua;<dir>/?/init.lua;" is put
  * in front of package.path; LuaJIT's own defaults (and LUA_PATH/LUA_CPATH, which
  * luaopen_package already applied, ";;" meaning the default) stay after it.
  *
@@ -67,6 +70,20 @@ static char *existing_subdir(const char *dir, size_t len, const char *suffix)
     return found;
 }
 
+/* The directories CMake compiled in: the install prefix's, then the source tree's. */
+static char *configured_lua_dir(void)
+{
+    char *found = NULL;
+#ifdef LTORCH_INSTALL_LUA_DIR
+    found = existing_dir(LTORCH_INSTALL_LUA_DIR);
+#endif
+#ifdef LTORCH_SOURCE_LUA_DIR
+    if (found == NULL)
+        found = existing_dir(LTORCH_SOURCE_LUA_DIR);
+#endif
+    return found;
+}
+
 char *ltorch_find_lua_dir(const char *exe_path, unsigned flags)
 {
     const char *env = (flags & LTORCH_NOENV) ? NULL : getenv("LTORCH_PATH");
@@ -74,8 +91,10 @@ char *ltorch_find_lua_dir(const char *exe_path, unsigned flags)
     char *found = NULL;
     if (env != NULL && *env != '\0')
         found = existing_dir(env);
-    if (found != NULL || exe_path == NULL)
+    if (found != NULL)
         return found;
+    if (exe_path == NULL)
+        return configured_lua_dir();
     slash = strrchr(exe_path, '/');
     if (slash == NULL)
         return NULL;
@@ -83,7 +102,7 @@ char *ltorch_find_lua_dir(const char *exe_path, unsigned flags)
     if (found == NULL)
         found = existing_subdir(exe_path, (size_t)(slash - exe_path),
                                 "/../share/ltorch/lua");
-    return found;
+    return found != NULL ? found : configured_lua_dir();
 }
 
 /* package.path = "<dir>/?.lua;<dir>/?/init.lua;" .. package.path */

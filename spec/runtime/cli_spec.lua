@@ -260,6 +260,18 @@ describe("ltorch module paths", function()
     assert.are.equal(realdir(build_tree), lua_dir)
   end)
 
+  it("finds the configured source tree's lua/ from a build directory anywhere", function()
+    -- A copy of the binary where <exe_dir>/../lua does not exist stands for `cmake -B /any/dir`.
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert.are.equal(0, select(3, sh("mkdir -p " .. q(dir .. "/bin") .. " && cp " .. q(BIN) .. " " .. q(dir .. "/bin/"))))
+    local out, err, rc = sh(CLEAN_ENV .. " " .. q(dir .. "/bin/ltorch") ..
+      " -e 'print(_LTORCH.lua_dir) print(require(\"torch\").ones(2):sum():item())'")
+    sh("rm -rf " .. q(dir))
+    assert.are.equal(0, rc, err)
+    assert.are.equal(realdir("lua") .. "\n2\n", out)
+  end)
+
   it("honours LUA_PATH and LUA_CPATH, with ;; as the defaults", function()
     local out, err, rc = ltorch("-e 'print(package.path) print(package.cpath)'",
       { env = "LUA_PATH='/xlp/?.lua;;' LUA_CPATH='/xlc/?.so'" })
