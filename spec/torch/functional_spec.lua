@@ -132,7 +132,7 @@ describe("torch.nn.functional with bad inputs", function()
       assert.has_error(function() F[name](logits, other, { reduction = "avg" }) end,
         name .. ": reduction must be 'mean', 'sum' or 'none', got 'avg'")
       assert.has_error(function() F[name](logits, other, { reduction = 1 }) end,
-        name .. ": reduction must be 'mean', 'sum' or 'none', got '1'")
+        name .. ": reduction must be the string 'mean', 'sum' or 'none', got number 1")
     end
   end)
 
@@ -159,12 +159,17 @@ describe("torch.nn.functional with bad inputs", function()
     assert.has_error(function() F.cross_entropy(logits, nil) end, "bad argument #2 to 'cross_entropy' (Tensor expected, got nil)")
     assert.has_error(function() F.nll_loss({}, target) end, "bad argument #1 to 'nll_loss' (Tensor expected, got table)")
     assert.has_error(function() F.mse_loss(logits, 1) end, "bad argument #2 to 'mse_loss' (Tensor expected, got number)")
-    assert.has_error(function() F.cross_entropy(logits, target, "mean") end, "bad argument #3 to 'cross_entropy' (options table expected, got string)")
-    assert.has_error(function() F.cross_entropy(logits, target, { smoothing = 0.1 }) end, "cross_entropy: unknown option 'smoothing'")
+    -- cross_entropy(input, target, weight, ...): PyTorch's third positional is the weight
+    assert.has_error(function() F.cross_entropy(logits, target, "mean") end, "bad argument #3 to 'cross_entropy' (Tensor expected, got string)")
+    assert.has_error(function() F.cross_entropy(logits, target, { smoothing = 0.1 }) end,
+      "cross_entropy: unexpected keyword argument 'smoothing' (did you mean 'label_smoothing'?)")
     assert.has_error(function() F.cross_entropy(logits, target, { label_smoothing = 2 }) end, "cross_entropy: label_smoothing must be in [0, 1], got 2")
-    assert.has_error(function() F.cross_entropy(logits, target, { label_smoothing = "a" }) end, "bad argument #3 to 'cross_entropy' (number expected, got string)")
-    assert.has_error(function() F.nll_loss(logits, target, { ignore_index = 0.5 }) end, "bad argument #3 to 'nll_loss' (integer expected, got 0.5)")
-    assert.has_error(function() F.mse_loss(logits, logits, { weight = 1 }) end, "mse_loss: unknown option 'weight'")
+    -- a keyword's position is its parameter's in PyTorch's signature
+    assert.has_error(function() F.cross_entropy(logits, target, { label_smoothing = "a" }) end, "bad argument #8 to 'cross_entropy' (number expected, got string)")
+    assert.has_error(function() F.nll_loss(logits, target, { ignore_index = 0.5 }) end, "bad argument #5 to 'nll_loss' (integer expected, got 0.5)")
+    assert.has_error(function() F.mse_loss(logits, logits, { weight = 1 }) end, "bad argument #6 to 'mse_loss' (Tensor expected, got number)")
+    assert.has_error(function() F.mse_loss(logits, logits, { weights = 1 }) end,
+      "mse_loss: unexpected keyword argument 'weights' (did you mean 'weight'?)")
     assert.error_matches(function() F.cross_entropy(freed, target) end, "cross_entropy: tensor was freed", nil, true)
     assert.error_matches(function() F.mse_loss(logits, freed) end, "mse_loss: tensor was freed", nil, true)
   end)
@@ -185,7 +190,14 @@ describe("torch.nn.functional with bad inputs", function()
       local dim = name:find("softmax") and 1 or nil
       assert.error_matches(function() F[name](freed, dim) end, name .. ": tensor was freed", nil, true)
     end
-    assert.has_error(function() F.softmax(logits) end, "softmax: dim is required (implicit dim choice is deprecated in PyTorch)")
+    -- no dim: PyTorch's implicit choice (dim 1 of a 2-d input), with its deprecation warning
+    local saved, seen = F._warn, {}
+    F._warn = function(msg) seen[#seen + 1] = msg end
+    local ok, implicit = pcall(F.softmax, logits)
+    F._warn = saved
+    assert(ok, implicit)
+    assert.is_true(torch.equal(implicit, logits:softmax(1)))
+    assert.are.same({ "Implicit dimension choice for softmax has been deprecated. Change the call to include dim=X as an argument." }, seen)
     assert.error_matches(function() F.log_softmax(logits, 2) end, "log_softmax: Dimension out of range", nil, true)
     assert.has_error(function() F.leaky_relu(logits, "0.1") end, "bad argument #2 to 'leaky_relu' (number expected, got string)")
   end)

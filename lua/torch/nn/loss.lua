@@ -9,9 +9,17 @@
     BCEWithLogitsLoss({weight=, pos_weight=, reduction=})   logits and float targets, one shape;
         pos_weight (C) weighs positives per class (last dim)
     BCELoss({weight=, reduction=})                      probabilities and float targets
-    MSELoss, L1Loss, SmoothL1Loss({beta=1}), HuberLoss({delta=1})   element-wise, one shape
+    MSELoss, L1Loss, SmoothL1Loss({beta=1}), HuberLoss({delta=1})   element-wise; a target shaped
+        otherwise is broadcast with the input first (with PyTorch's warning), as F's are
     KLDivLoss({reduction=, log_target=false})           input log-probabilities; reduction may be
         "batchmean" (sum / N, the KL divergence per sample; PyTorch's "mean" averages elements)
+    PoissonNLLLoss({log_input=true, full=false, eps=1e-8}), GaussianNLLLoss({full=false, eps=1e-6})
+        (forward(input, target, var)), MarginRankingLoss({margin=0}) and CosineEmbeddingLoss({margin=0})
+        (forward(input1, input2, target)), HingeEmbeddingLoss({margin=1}), MultiLabelMarginLoss,
+        SoftMarginLoss, MultiLabelSoftMarginLoss({weight=}), MultiMarginLoss({p=1, margin=1, weight=}),
+        TripletMarginLoss({margin=1, p=2, eps=1e-6, swap=false}), TripletMarginWithDistanceLoss(
+        {distance_function=, margin=1, swap=false}) (forward(anchor, positive, negative)),
+        CTCLoss({blank=0, zero_infinity=false}) (forward(log_probs, targets, input_lengths, target_lengths))
 
   reduction is "mean" (default) | "sum" | "none". A weight / pos_weight is a buffer (it moves with
   :to() and is in the state_dict, as in PyTorch). A tensor as the only argument is the weight
@@ -158,11 +166,36 @@ elementwise("SmoothL1Loss", "smooth_l1_loss", { beta = 1.0 })
 elementwise("HuberLoss", "huber_loss", { delta = 1.0 })
 elementwise("KLDivLoss", "kl_div", { log_target = false }, nil, { batchmean = true })
 
--- MSELoss goes through F.mse_loss, a hand-written fast path (its shape warning names mse_loss).
-local MSELoss = loss_class("MSELoss", {})
-function MSELoss:forward(input, target)
-  check_tensors("MSELoss", input, target)
-  return torch.nn.functional.mse_loss(input, target, { reduction = self.reduction })
+elementwise("MSELoss", "mse_loss", {})
+
+---------------------------------------------------------------- the other losses
+-- forward takes `arity` arguments in PyTorch's order (input, target[, var] or input1, input2,
+-- target, ...), the first two tensors; the module's settings follow as the keywords.
+local function functional(name, fname, arity, known, buffers)
+  local cls = loss_class(name, known, buffers)
+  local keys = {}
+  for k in pairs(known) do keys[#keys + 1] = k end
+  function cls:forward(...)
+    local a = { ... }
+    check_tensors(name, a[1], a[2])
+    a[arity + 1] = call_opts(self, keys)
+    return torch.nn.functional._loss[fname](name, unpack(a, 1, arity + 1))
+  end
+  return cls
 end
+
+functional("PoissonNLLLoss", "poisson_nll_loss", 2, { log_input = true, full = false, eps = 1e-8 })
+functional("GaussianNLLLoss", "gaussian_nll_loss", 3, { full = false, eps = 1e-6 })
+functional("MarginRankingLoss", "margin_ranking_loss", 3, { margin = 0.0 })
+functional("HingeEmbeddingLoss", "hinge_embedding_loss", 2, { margin = 1.0 })
+functional("MultiLabelMarginLoss", "multilabel_margin_loss", 2, {})
+functional("SoftMarginLoss", "soft_margin_loss", 2, {})
+functional("MultiLabelSoftMarginLoss", "multilabel_soft_margin_loss", 2, { weight = false }, { "weight" })
+functional("CosineEmbeddingLoss", "cosine_embedding_loss", 3, { margin = 0.0 })
+functional("MultiMarginLoss", "multi_margin_loss", 2, { p = 1, margin = 1.0, weight = false }, { "weight" })
+functional("TripletMarginLoss", "triplet_margin_loss", 3, { margin = 1.0, p = 2.0, eps = 1e-6, swap = false })
+functional("TripletMarginWithDistanceLoss", "triplet_margin_with_distance_loss", 3,
+  { distance_function = false, margin = 1.0, swap = false })
+functional("CTCLoss", "ctc_loss", 4, { blank = 0, zero_infinity = false })
 
 return M

@@ -1,0 +1,262 @@
+--[[
+  torch.nn._fargs — PyTorch's Python signatures for the hand-written torch.nn.functional callables
+  (internal). A signature is written as in Python and binds Lua arguments the way Python does:
+
+      local S = A.signature("mse_loss", "input, target, size_average=None, reduce=None, reduction='mean', weight=None")
+      local a = A.bind(S, ...)     -- a.input, a.target, a.reduction == "mean", ...
+
+  Positional values fill the parameters in order; a trailing keyword table (string keys, no array
+  part) fills them by name; `*` starts the keyword-only ones. Python's None is nil (a nil given
+  positionally fills a required parameter, as None does). Misuse reads
+  like Python's and blames the user's line (the first frame outside lua/torch/nn/):
+      mse_loss: got multiple values for argument 'reduction'
+      mse_loss: unexpected keyword argument 'reductoin' (did you mean 'reduction'?)
+      gaussian_nll_loss: missing required argument 'var'
+
+  Also the losses' shared pieces: reduction(who, a) reads `reduction` (and the legacy
+  size_average / reduce) as torch.nn._reduction does; broadcast(who, input, target) is the Python
+  wrappers' `torch.broadcast_tensors(input, target)`, with their warning, once per loss.
+]]
+local torch = require "torch"
+
+local M = {}
+
+--[[ Raises msg blaming the first caller outside lua/torch/nn/ (the user's line), however many
+     functional-internal frames lie between. ]]
+function M.fail(msg, ...)
+  if select("#", ...) > 0 then msg = msg:format(...) end
+  local level = 2
+  while true do
+    local info = debug.getinfo(level, "S")
+    if info == nil or not info.source:find("torch/nn/[%w_]+%.lua$") then break end
+    level = level + 1
+  end
+  error(msg, level)
+end
+
+--[[ Calls f(...) and returns its results; an error it raises (a libtorch failure, "<op>: ...")
+     is raised again at the user's line, without the position of the ltorch frame that raised it. ]]
+local function rethrow(ok, ...)
+  if ok then return ... end
+  local msg = ...
+  if type(msg) == "string" then msg = msg:gsub("^[^\n]-torch/[%w_/]+%.lua:%d+: ", "", 1) end
+  M.fail(msg)
+end
+function M.call(f, ...) return rethrow(pcall(f, ...)) end
+
+local NONE = {}   -- a default of None: optional, nil when not given
+
+local function parse_default(fname, text)
+  if text == "None" then return NONE end
+  if text == "True" then return true end
+  if text == "False" then return false end
+  local s = text:match("^'(.*)'$")
+  if s then return s end
+  local n = tonumber(text)
+  if n == nil then error(("signature of %s: cannot read default %s"):format(fname, text), 3) end
+  return n
+end
+
+-- A signature from Python's text: "input, p=0.5, *, inplace=False".
+function M.signature(fname, text)
+  local sig = { name = fname, names = {}, index = {}, defaults = {}, npos = 0 }
+  local kwonly = false
+  for item in text:gmatch("[^,]+") do
+    item = item:match("^%s*(.-)%s*$")
+    if item == "*" then
+      kwonly = true
+    else
+      local name, default = item:match("^([%w_]+)%s*=%s*(.+)$")
+      name = name or item
+      sig.names[#sig.names + 1] = name
+      sig.index[name] = #sig.names
+      if default then sig.defaults[name] = parse_default(fname, default) end
+      if not kwonly then sig.npos = #sig.names end
+    end
+  end
+  return sig
+end
+
+local function is_keywords(v)
+  if type(v) ~= "table" or getmetatable(v) ~= nil or v[1] ~= nil then return false end
+  for k in pairs(v) do if type(k) ~= "string" then return false end end
+  return true
+end
+M.is_keywords = is_keywords
+
+-- The closest parameter name (edit distance at most 2), for "did you mean".
+local function distance(a, b)
+  local prev = {}
+  for j = 0, #b do prev[j] = j end
+  for i = 1, #a do
+    local cur = { [0] = i }
+    for j = 1, #b do
+      local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+    end
+    prev = cur
+  end
+  return prev[#b]
+end
+
+local function unknown(sig, k)
+  local best, bd = nil, 3
+  for _, name in ipairs(sig.names) do
+    local d = distance(tostring(k), name)
+    if d < bd or (best == nil and name:find(tostring(k), 1, true)) then best, bd = name, math.min(d, bd) end
+  end
+  M.fail("%s: unexpected keyword argument '%s'%s", sig.name, tostring(k),
+    best and (" (did you mean '" .. best .. "'?)") or "")
+end
+
+-- Binds (...) to sig; returns a table name -> value with the defaults filled in.
+function M.bind(sig, ...)
+  local n = select("#", ...)
+  local vals, kw = { ... }, nil
+  if n > 0 and is_keywords(vals[n]) then kw, n = vals[n], n - 1 end
+  while n > sig.npos and vals[n] == nil do n = n - 1 end   -- f(x, opts) with opts nil
+  if n > sig.npos then
+    M.fail("%s: takes at most %d positional arguments but %d were given", sig.name, sig.npos, n)
+  end
+  local out = {}
+  for i = 1, n do out[sig.names[i]] = vals[i] end
+  for k, v in pairs(kw or {}) do
+    local i = sig.index[k]
+    if i == nil then unknown(sig, k) end
+    if i <= n then M.fail("%s: got multiple values for argument '%s'", sig.name, k) end
+    out[k] = v
+  end
+  for i, name in ipairs(sig.names) do
+    if out[name] == nil then
+      local d = sig.defaults[name]
+      if d == nil and i > n then M.fail("%s: missing required argument '%s'", sig.name, name) end
+      if d ~= nil and d ~= NONE then out[name] = d end
+    end
+  end
+  return out
+end
+
+---------------------------------------------------------------- argument checks
+local function typename(v) return torch.is_tensor(v) and "Tensor" or type(v) end
+
+-- "bad argument #<position of name> to '<sig's name>' (<what> expected, got <got>)"
+local function bad(sig, name, what, got)
+  M.fail("bad argument #%d to '%s' (%s expected, got %s)", sig.index[name], sig.name, what, got)
+end
+
+-- Argument `name` of sig must be a Tensor (or nil when optional).
+function M.tensor(sig, a, name, optional)
+  local v = a[name]
+  if v == nil and optional then return nil end
+  if not torch.is_tensor(v) then bad(sig, name, "Tensor", typename(v)) end
+  if v.h == nil then
+    M.fail("%s: tensor was freed (x:free() or a finished torch.scope) and can no longer be used", sig.name)
+  end
+  return v
+end
+
+function M.number(sig, a, name)
+  local v = a[name]
+  if type(v) ~= "number" then bad(sig, name, "number", typename(v)) end
+  return v
+end
+
+function M.int(sig, a, name)
+  local v = a[name]
+  if type(v) ~= "number" or v ~= math.floor(v) then
+    bad(sig, name, "integer", type(v) == "number" and tostring(v) or typename(v))
+  end
+  return v
+end
+
+function M.boolean(sig, a, name)
+  local v = a[name]
+  if type(v) ~= "boolean" then bad(sig, name, "boolean", typename(v)) end
+  return v
+end
+
+---------------------------------------------------------------- reductions
+M.CODES = { none = 0, mean = 1, sum = 2 }
+
+local legacy_warned = false
+
+--[[ torch.nn._reduction.legacy_get_string: size_average and reduce (each nil = True) map to
+     'mean' (both true), 'sum' (reduce only) or 'none' (reduce false). ]]
+local function legacy(who, size_average, reduce)
+  for _, v in pairs({ size_average = size_average, reduce = reduce }) do
+    if type(v) ~= "boolean" then M.fail("%s: size_average and reduce must be booleans, got %s", who, typename(v)) end
+  end
+  if size_average == nil then size_average = true end
+  if reduce == nil then reduce = true end
+  local r = (size_average and reduce) and "mean" or reduce and "sum" or "none"
+  if not legacy_warned then
+    legacy_warned = true
+    M.warn(("size_average and reduce args will be deprecated, please use reduction='%s' instead."):format(r))
+  end
+  return r
+end
+
+--[[ The reduction of loss `who` from bound arguments a: the string a.reduction, overridden by
+     the legacy a.size_average / a.reduce when either is given. `extra` names further accepted
+     strings (kl_div's "batchmean"). Returns the string and its ATen code. ]]
+function M.reduction(who, a, extra)
+  local r = a.reduction
+  if a.size_average ~= nil or a.reduce ~= nil then r = legacy(who, a.size_average, a.reduce) end
+  if type(r) ~= "string" or not (M.CODES[r] or r == extra) then
+    local want = (extra and ("'" .. extra .. "', ") or "") .. "'mean', 'sum' or 'none'"
+    if type(r) == "string" then M.fail("%s: reduction must be %s, got '%s'", who, want, r) end
+    M.fail("%s: reduction must be the string %s, got %s %s", who, want, typename(r), tostring(r))
+  end
+  return r, M.CODES[r]
+end
+
+---------------------------------------------------------------- broadcasting
+function M.shape(t) return "[" .. table.concat(t:size(), ", ") .. "]" end
+
+local function same(a, b)
+  if #a ~= #b then return false end
+  for i = 1, #a do if a[i] ~= b[i] then return false end end
+  return true
+end
+M.same = same
+
+-- The broadcast of sizes a and b, or nil when they do not broadcast.
+function M.broadcast_shape(a, b)
+  local n, out = math.max(#a, #b), {}
+  for i = 1, n do
+    local x, y = a[#a - n + i] or 1, b[#b - n + i] or 1
+    if x ~= y and x ~= 1 and y ~= 1 then return nil end
+    out[i] = x == 1 and y or x
+  end
+  return out
+end
+
+M.warn = function(msg) io.stderr:write("UserWarning: ", msg, "\n") end
+local broadcast_warned = {}
+
+--[[ PyTorch's element-wise losses: a target shaped unlike the input warns (once per loss) and
+     both are expanded to their broadcast shape before the ATen op, so that the op's backward sees
+     one shape and autograd sums the input gradient back over the expanded dims. ]]
+function M.broadcast(who, input, target)
+  local si, st = input:size(), target:size()
+  if same(si, st) then return input, target end
+  if not broadcast_warned[who] then
+    broadcast_warned[who] = true
+    M.warn(("%s: Using a target size (%s) that is different to the input size (%s). This will likely lead "
+      .. "to incorrect results due to broadcasting. Please ensure they have the same size.")
+      :format(who, M.shape(target), M.shape(input)))
+  end
+  local shape = M.broadcast_shape(si, st)
+  if shape == nil then   -- libtorch's message, as torch.broadcast_tensors raises it in PyTorch
+    local _, err = pcall(torch.broadcast_tensors, { input, target })
+    M.fail("%s: %s", who, tostring(err):gsub("^.-torch%.broadcast_tensors: ", "", 1))
+  end
+  if not same(si, shape) then input = input:expand(shape) end
+  if not same(st, shape) then target = target:expand(shape) end
+  return input, target
+end
+
+-- Resets the once-per-loss warnings (specs).
+function M._reset_warnings() broadcast_warned, legacy_warned = {}, false end
+
+return M
