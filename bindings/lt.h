@@ -447,6 +447,11 @@ int lt_autograd_job_next(lt_autograd_job *job, lt_autograd_request **req, int *k
 int lt_autograd_request_input(lt_autograd_request *req, int i, lt_tensor **out);
 int lt_autograd_reply(lt_autograd_request *req, const lt_tensor *const *grads, int n, const char *error);
 int lt_autograd_job_finish(lt_autograd_job *job, lt_tensor **results, int capacity);
+/* The number of jobs this thread has started and not finished; after an error (or interrupt) in
+ * the service loop, lt_autograd_unwind(depth, error) ends every job above `depth`: requests get
+ * `error` as their reply, the engines finish, the jobs are freed, the grad mode is restored. */
+int lt_autograd_job_depth(int *depth);
+int lt_autograd_unwind(int depth, const char *error);
 /* Lua contexts to drop: pops up to `capacity` released ids in [lo, hi) (the Lua state's range). */
 int lt_autograd_released(int64_t lo, int64_t hi, int64_t *ids, int capacity, int *n);
 int lt_function_attach(lt_tensor **results, const lt_tensor *const *outputs, int n_outputs,

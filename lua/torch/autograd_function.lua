@@ -111,46 +111,70 @@ local req_out = ffi.new("lt_autograd_request*[1]")
 local kind_out, count_out, gm_out = ffi.new("int[1]"), ffi.new("int[1]"), ffi.new("int[1]")
 local id_out = ffi.new("int64_t[1]")
 local tensor_out = ffi.new("lt_tensor*[1]")
+local job_out = ffi.new("lt_autograd_job*[1]")
+local depth_out = ffi.new("int[1]")
+local unwind = C.lt_autograd_unwind
 
--- Services `job` until it finishes; returns nothing, raises the engine's error.
-local function service(job, what, results, capacity)
+-- Answers one request: its Lua call runs protected, and its error is the reply.
+local function answer(req, kind, id, n, gm)
+  local grads = {}
+  for i = 1, n do
+    if C.lt_autograd_request_input(req, i - 1, tensor_out) == 0 then grads[i] = wrap(tensor_out[0]) end
+  end
+  local previous = grad_enabled()
+  C.lt_set_grad_enabled(gm and 1 or 0)
+  local ok, res, count = xpcall(function()
+    if kind == C.LT_AUTOGRAD_CALL_FUNCTION then return call_function(id, grads) end
+    return call_hook(id, grads)
+  end, debug.traceback)
+  C.lt_set_grad_enabled(previous and 1 or 0)
+  if not ok then
+    C.lt_autograd_reply(req, nil, 0, tostring(res))
+    return
+  end
+  local arr = _C.TensorArray(math.max(count, 1))
+  for i = 1, count do arr[i - 1] = res[i] and res[i].h or nil end
+  C.lt_autograd_reply(req, arr, count, nil)
+  -- internal Functions that keep no reference to their grads (checkpoint) release them now
+  local ctx = kind == C.LT_AUTOGRAD_CALL_FUNCTION and S.contexts[id]
+  if ctx and ctx._class._release_grads then
+    for i = 1, n do if grads[i] then memory.free(grads[i]) end end
+    for i = 1, count do if res[i] then memory.free(res[i]) end end
+  end
+end
+
+-- Starts a job with start(job_out, ...) and services it until it finishes; returns the status of
+-- the start or of lt_autograd_job_finish (the engine's error).
+local function serve(results, capacity, start, ...)
+  local status = start(job_out, ...)
+  if status ~= 0 then return status end
+  local job = job_out[0]
   while true do
-    local status = C.lt_autograd_job_next(job, req_out, kind_out, id_out, count_out, gm_out)
+    status = C.lt_autograd_job_next(job, req_out, kind_out, id_out, count_out, gm_out)
     if status ~= 0 then break end
     local req = req_out[0]
     if req == nil then break end
-    local kind, id, n, gm = kind_out[0], tonumber(id_out[0]), count_out[0], gm_out[0] == 1
-    local grads = {}
-    for i = 1, n do
-      if C.lt_autograd_request_input(req, i - 1, tensor_out) == 0 then grads[i] = wrap(tensor_out[0]) end
-    end
-    local previous = grad_enabled()
-    C.lt_set_grad_enabled(gm and 1 or 0)
-    local ok, res, count = xpcall(function()
-      if kind == C.LT_AUTOGRAD_CALL_FUNCTION then return call_function(id, grads) end
-      return call_hook(id, grads)
-    end, debug.traceback)
-    C.lt_set_grad_enabled(previous and 1 or 0)
-    if ok then
-      local arr = _C.TensorArray(math.max(count, 1))
-      for i = 1, count do arr[i - 1] = res[i] and res[i].h or nil end
-      C.lt_autograd_reply(req, arr, count, nil)
-      -- internal Functions that keep no reference to their grads (checkpoint) release them now
-      local ctx = kind == C.LT_AUTOGRAD_CALL_FUNCTION and S.contexts[id]
-      if ctx and ctx._class._release_grads then
-        for i = 1, n do if grads[i] then memory.free(grads[i]) end end
-        for i = 1, count do if res[i] then memory.free(res[i]) end end
-      end
-    else
-      C.lt_autograd_reply(req, nil, 0, tostring(res))
-    end
+    answer(req, kind_out[0], tonumber(id_out[0]), count_out[0], gm_out[0] == 1)
   end
-  local status = C.lt_autograd_job_finish(job, results, capacity or 0)
-  drain()
-  check(status, what, 3)
+  return C.lt_autograd_job_finish(job, results, capacity)
 end
 
-local job_out = ffi.new("lt_autograd_job*[1]")
+--[[ Runs a job (see serve) and raises its error at stack level `level` of the caller. An error or interrupt at
+     any instruction of serve (even between taking a request and replying) is caught, and one C
+     call (lt_autograd_unwind) then answers what the job took, waits for its engine, frees it and
+     restores the grad mode, before the error goes on: autograd is never left waiting on Lua. ]]
+local function run(what, level, results, capacity, start, ...)
+  C.lt_autograd_job_depth(depth_out)
+  local depth = depth_out[0]
+  local ok, status = pcall(serve, results, capacity, start, ...)
+  if not ok then
+    unwind(depth, type(status) == "string" and status or "backward was interrupted")
+    drain()
+    error(status, 0)
+  end
+  drain()
+  check(status, what, level + 1)
+end
 
 --[[ Runs backward from `tensors` (a list) with `grads` (a list, entries may be nil). ]]
 function M.backward(tensors, grads, retain, create, what)
@@ -160,17 +184,15 @@ function M.backward(tensors, grads, retain, create, what)
     ts[i - 1] = tensors[i].h
     gs[i - 1] = grads and grads[i] and grads[i].h or nil
   end
-  check(C.lt_autograd_backward_start(job_out, ts, n, gs, retain == nil and -1 or (retain and 1 or 0),
-    create and 1 or 0), what or "backward", 2)
-  service(job_out[0], what or "backward")
+  run(what or "backward", 2, nil, 0, C.lt_autograd_backward_start, ts, n, gs,
+    retain == nil and -1 or (retain and 1 or 0), create and 1 or 0)
 end
 
 --[[ torch.autograd.grad through a job: arrays of handles in, a Lua array of results out. ]]
 function M.grad(outs, n_out, gouts, ins, n_in, retain, create, allow_unused)
-  check(C.lt_autograd_grad_start(job_out, outs, n_out, gouts, ins, n_in, retain, create, allow_unused),
-    "autograd.grad", 3)
   local results = ffi.new("lt_tensor*[?]", n_in)
-  service(job_out[0], "autograd.grad", results, n_in)
+  run("autograd.grad", 3, results, n_in, C.lt_autograd_grad_start, outs, n_out, gouts, ins, n_in, retain, create,
+    allow_unused)
   local grads = {}
   for i = 1, n_in do grads[i] = wrap(results[i - 1]) end
   return grads
