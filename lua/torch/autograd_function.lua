@@ -1,7 +1,7 @@
 --[[
   torch.autograd_function — custom autograd in Lua: torch.autograd.Function (a forward and a
-  hand-written backward), tensor gradient hooks (x:register_hook), the backward runner they need,
-  and torch.autograd.gradcheck.
+  hand-written backward), tensor gradient hooks (x:register_hook) and the backward runner they
+  need. (torch.autograd.gradcheck lives in torch.gradcheck.)
 
   How backward reaches Lua: libtorch runs backward nodes on its own threads, and a Lua state may
   only be entered by its own thread. So backward never runs the engine on the Lua thread: `run`
@@ -23,7 +23,7 @@
       end
       local y = Swish.apply(x)                      -- y.grad_fn is <Swish>
       local h = x:register_hook(function(g) return g * 2 end); h:remove()
-      assert(torch.autograd.gradcheck(Swish.apply, { x64 }))
+      torch.autograd.gradcheck(Swish.apply, { x64 })   -- raises on a mismatch
 
   Limits: tensors saved in forward are kept as they were (no version check against later in-place
   changes); double backward through a Function works only where its backward is itself
@@ -318,102 +318,5 @@ setmetatable(Function, { __call = function(_, spec) return new_class(spec) end }
 function Function.forward() error("torch.autograd.Function: forward is not defined", 2) end
 function Function.backward() error("torch.autograd.Function: backward is not defined", 2) end
 M.Function = Function
-
----------------------------------------------------------------- gradcheck
-local function flat_ptr(t)
-  return ffi.cast("double*", t:data_ptr())
-end
-
---[[ gradcheck(fn, inputs, {eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=false}) — compares
-     the autograd Jacobian of fn at `inputs` with central finite differences, in float64 on the
-     CPU. Inputs that require grad are checked. Returns true, or false and a message naming the
-     first mismatch (raises it instead with raise_exception=true). ]]
-function M.gradcheck(fn, inputs, opts)
-  opts = opts or {}
-  local eps, atol, rtol = opts.eps or 1e-6, opts.atol or 1e-5, opts.rtol or 1e-3
-  if istype(Ref, inputs) then inputs = { inputs } end
-  local function fail(msg)
-    if opts.raise_exception then error("gradcheck: " .. msg, 2) end
-    return false, "gradcheck: " .. msg
-  end
-  local diff_idx = {}
-  for i, x in ipairs(inputs) do
-    if istype(Ref, x) and x.requires_grad then
-      if x.dtype ~= require("torch").float64 or x.is_cuda then
-        return fail("input " .. i .. " must be a float64 CPU tensor (got " .. tostring(x.dtype) .. ")")
-      end
-      diff_idx[#diff_idx + 1] = i
-    end
-  end
-  if #diff_idx == 0 then return fail("no input requires grad") end
-  local function outputs_of(xs)
-    local r = { fn(unpack(xs, 1, #inputs)) }
-    local o = {}
-    for _, v in ipairs(r) do if istype(Ref, v) then o[#o + 1] = v end end
-    return o
-  end
-  local torch = require "torch"
-  local outs = outputs_of(inputs)
-  -- numerical: perturb each element of each input, on contiguous copies
-  for _, i in ipairs(diff_idx) do
-    local x = inputs[i]
-    local base = x:detach():contiguous():clone()
-    local n = base:numel()
-    local numerical = {}  -- numerical[j][k]: d out_k (flattened) / d x_j
-    local xs = {}
-    for k, v in ipairs(inputs) do xs[k] = v end
-    local p = flat_ptr(base)
-    for j = 0, n - 1 do
-      local orig = p[j]
-      p[j] = orig + eps
-      xs[i] = base
-      local plus = torch.no_grad(function()
-        local o = outputs_of(xs); local c = {}
-        for k, t in ipairs(o) do c[k] = t:detach():to(torch.float64):contiguous():clone() end
-        return c
-      end)
-      p[j] = orig - eps
-      local minus = torch.no_grad(function()
-        local o = outputs_of(xs); local c = {}
-        for k, t in ipairs(o) do c[k] = t:detach():to(torch.float64):contiguous():clone() end
-        return c
-      end)
-      p[j] = orig
-      numerical[j] = {}
-      for k = 1, #plus do numerical[j][k] = (plus[k] - minus[k]) / (2 * eps) end
-    end
-    -- analytical: one backward per output element
-    for k, o in ipairs(outs) do
-      if o.requires_grad then
-        local m = o:numel()
-        for e = 0, m - 1 do
-          local onehot = torch.zeros(m, { dtype = torch.float64 })
-          ffi.cast("double*", onehot:data_ptr())[e] = 1
-          local g = torch.autograd.grad({ o }, { x }, { grad_outputs = { onehot:view(o.shape):to(o.dtype) },
-            retain_graph = true, allow_unused = true })[1]
-          local gp
-          local gt = g and g:to(torch.float64):contiguous() or nil
-          gp = gt and flat_ptr(gt) or nil
-          for j = 0, n - 1 do
-            local a = gp and gp[j] or 0
-            local nt = numerical[j][k]:contiguous()
-            local num = flat_ptr(nt)[e]
-            if math.abs(a - num) > atol + rtol * math.abs(num) then
-              return fail(("Jacobian mismatch for output %d with respect to input %d,\n" ..
-                "numerical:%.8g\nanalytical:%.8g\n(output element %d, input element %d)"):format(
-                k - 1, i - 1, num, a, e, j))
-            end
-          end
-        end
-      else
-        for j = 0, n - 1 do
-          local d = numerical[j][k]:abs():max():item()
-          if d > atol then return fail(("output %d does not require grad but its numerical gradient is %g"):format(k - 1, d)) end
-        end
-      end
-    end
-  end
-  return true
-end
 
 return M
