@@ -390,7 +390,9 @@ int lt_zip_writer_open(lt_zip_writer **out, const char *path);
 int lt_zip_writer_add(lt_zip_writer *w, const char *name, const void *data, int64_t size);
 int lt_zip_writer_finish(lt_zip_writer *w);   /* end of archive, flush, fsync, close */
 void lt_zip_writer_free(lt_zip_writer *w);    /* also abandons an unfinished archive */
-int lt_file_temp(const char *path, char *buf, int capacity);  /* creates "<path>.tmp.XXXXXX" */
+/* Creates "<path>.tmp.<host>.<pid>.XXXXXX" (capacity: #path + 300 is always enough), first
+ * removing those beside it whose writer on this host is gone (a killed save's). */
+int lt_file_temp(const char *path, char *buf, int capacity);
 int lt_file_sync(const char *path);
 int lt_file_commit(const char *tmp, const char *path);        /* rename, fsync the folder */
 int lt_rng_get_state(lt_tensor **out);                        /* CPU generator, uint8 */
