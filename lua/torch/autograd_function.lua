@@ -162,7 +162,10 @@ end
 --[[ Runs a job (see serve) and raises its error at stack level `level` of the caller. An error or interrupt at
      any instruction of serve (even between taking a request and replying) is caught, and one C
      call (lt_autograd_unwind) then answers what the job took, waits for its engine, frees it and
-     restores the grad mode, before the error goes on: autograd is never left waiting on Lua. ]]
+     restores the grad mode, before the error goes on: autograd is never left waiting on Lua.
+     The one window left is the few instructions between pcall's return and that call, reached
+     only by a second interrupt within them; an enclosing run (nested backward) still unwinds
+     its jobs then, and at exit the engine's waits cannot hang the process. ]]
 local function run(what, level, results, capacity, start, ...)
   C.lt_autograd_job_depth(depth_out)
   local depth = depth_out[0]
