@@ -390,7 +390,9 @@ int lt_zip_writer_open(lt_zip_writer **out, const char *path);
 int lt_zip_writer_add(lt_zip_writer *w, const char *name, const void *data, int64_t size);
 int lt_zip_writer_finish(lt_zip_writer *w);   /* end of archive, flush, fsync, close */
 void lt_zip_writer_free(lt_zip_writer *w);    /* also abandons an unfinished archive */
-int lt_file_temp(const char *path, char *buf, int capacity);  /* creates "<path>.tmp.XXXXXX" */
+/* Creates "<path>.tmp.<host>.<pid>.XXXXXX" (capacity: #path + 300 is always enough), first
+ * removing those beside it whose writer on this host is gone (a killed save's). */
+int lt_file_temp(const char *path, char *buf, int capacity);
 int lt_file_sync(const char *path);
 int lt_file_commit(const char *tmp, const char *path);        /* rename, fsync the folder */
 int lt_rng_get_state(lt_tensor **out);                        /* CPU generator, uint8 */
@@ -459,6 +461,11 @@ int lt_autograd_job_next(lt_autograd_job *job, lt_autograd_request **req, int *k
 int lt_autograd_request_input(lt_autograd_request *req, int i, lt_tensor **out);
 int lt_autograd_reply(lt_autograd_request *req, const lt_tensor *const *grads, int n, const char *error);
 int lt_autograd_job_finish(lt_autograd_job *job, lt_tensor **results, int capacity);
+/* The number of jobs this thread has started and not finished; after an error (or interrupt) in
+ * the service loop, lt_autograd_unwind(depth, error) ends every job above `depth`: requests get
+ * `error` as their reply, the engines finish, the jobs are freed, the grad mode is restored. */
+int lt_autograd_job_depth(int *depth);
+int lt_autograd_unwind(int depth, const char *error);
 /* Lua contexts to drop: pops up to `capacity` released ids in [lo, hi) (the Lua state's range). */
 int lt_autograd_released(int64_t lo, int64_t hi, int64_t *ids, int capacity, int *n);
 int lt_function_attach(lt_tensor **results, const lt_tensor *const *outputs, int n_outputs,

@@ -21,6 +21,14 @@
  * and runs there, as PyTorch's reentrant backward does (a CUDA device thread that is waiting on Lua
  * would otherwise never serve the inner graph).
  *
+ * Interrupts: the Lua side may be stopped by an error at any instruction (Ctrl-C, a host's hook),
+ * also between taking a request and replying to it. A thread's jobs sit on a per-thread stack
+ * (lt_autograd_job_depth); lt_autograd_unwind(depth, error), one C call made after the Lua side's
+ * protected call fails, answers every request those jobs had taken or still queue with the error,
+ * waits for their engines to finish, joins and frees them, and restores the grad mode the first of
+ * them started under. The engine's mutex, condition variable and queues are never destroyed: an
+ * engine thread may still wait on them while the process exits.
+ *
  * Lifetime: a Lua node holds only an integer id of its Lua context. When libtorch releases the
  * node's saved state or destroys the node, the id is queued (lt_autograd_released) and the Lua side
  * drops the context on its own thread.
@@ -61,12 +69,14 @@ struct Request {
   bool has_error = false;
   bool done = false;
   std::deque<Job *> nested;     /* reentrant backward jobs to run on the waiting thread */
+  Job *taken_by = nullptr;      /* the job whose service loop took it (lt_autograd_job_next) */
 };
 
 struct Job {
   std::function<void()> work;
   at::ThreadLocalState tls;     /* the starting Lua thread's grad mode, autocast, ... */
   std::thread thread;
+  bool grad_mode = false;       /* the starting thread's grad mode, restored by lt_autograd_unwind */
   bool finished = false;
   bool failed = false;
   int error_kind = LT_OK;
@@ -74,15 +84,17 @@ struct Job {
   variable_list results;
 };
 
-std::mutex g_mutex;
-std::condition_variable g_cv;
+/* Leaked on purpose (never destroyed at exit): see "Interrupts" above. */
+std::mutex &g_mutex = *new std::mutex;
+std::condition_variable &g_cv = *new std::condition_variable;
 /* One queue per Lua thread: a callback is answered by the thread whose Lua state made it. */
-std::map<std::thread::id, std::deque<Request *>> g_queues;
-std::multiset<std::thread::id> g_lua_threads;   /* Lua threads servicing jobs now */
-std::vector<int64_t> g_released;
+std::map<std::thread::id, std::deque<Request *>> &g_queues = *new std::map<std::thread::id, std::deque<Request *>>;
+std::multiset<std::thread::id> &g_lua_threads = *new std::multiset<std::thread::id>;  /* Lua threads servicing jobs now */
+std::vector<int64_t> &g_released = *new std::vector<int64_t>;
 std::atomic<int64_t> g_live_callbacks{0};        /* live Lua nodes + registered hooks */
 thread_local std::vector<Request *> tl_servicing;  /* requests this Lua thread is answering */
 thread_local bool tl_inline_engine = false;      /* this thread runs the engine itself */
+thread_local std::vector<Job *> tl_jobs;         /* jobs this thread started and has not finished */
 
 void run_job(Job *job) {
   {
@@ -119,7 +131,7 @@ variable_list call_lua(std::thread::id owner, int kind, int64_t id, variable_lis
   g_cv.notify_all();
   for (;;) {
     g_cv.wait(lock, [&] { return req.done || !req.nested.empty(); });
-    if (req.done) break;
+    if (req.nested.empty()) break;  /* done; a nested job handed over before the reply still runs */
     Job *job = req.nested.front();
     req.nested.pop_front();
     lock.unlock();
@@ -170,6 +182,8 @@ struct LuaFunctionNode : torch::autograd::Node {
  * Lua node or hook alive anywhere nothing can call back into Lua: the engine then runs here, at no
  * thread hand-off cost (the common case: a model of built-in ops). */
 Job *start_job(Job *job) {
+  job->grad_mode = c10::GradMode::is_enabled();
+  tl_jobs.push_back(job);
   if (g_live_callbacks.load() == 0 && tl_servicing.empty()) {
     tl_inline_engine = true;
     run_job(job);
@@ -188,11 +202,37 @@ Job *start_job(Job *job) {
       job->thread = std::thread(run_job, job);
     } catch (...) {
       g_lua_threads.erase(g_lua_threads.find(std::this_thread::get_id()));
+      tl_jobs.pop_back();
       delete job;
       throw;
     }
   }
   return job;
+}
+
+void answer(Request *r, const std::string &error) {
+  r->error = error;
+  r->has_error = true;
+  r->done = true;
+}
+
+/* Ends `job` after its service loop was abandoned: answers what it took or queued with `error`
+ * until its engine finishes (callbacks the engine posts meanwhile get the same answer). */
+void abort_job(Job *job, const std::string &error) {
+  std::unique_lock<std::mutex> lock(g_mutex);
+  for (size_t i = tl_servicing.size(); i-- > 0;)
+    if (tl_servicing[i]->taken_by == job) {
+      answer(tl_servicing[i], error);
+      tl_servicing.erase(tl_servicing.begin() + static_cast<long>(i));
+    }
+  auto &queue = g_queues[std::this_thread::get_id()];
+  for (;;) {
+    for (Request *r : queue) answer(r, error);
+    queue.clear();
+    g_cv.notify_all();
+    if (job->finished) break;
+    g_cv.wait(lock, [&] { return job->finished || !queue.empty(); });
+  }
 }
 
 c10::optional<bool> retain_opt(int retain_graph) {
@@ -251,6 +291,7 @@ int lt_autograd_job_next(lt_autograd_job *handle, lt_autograd_request **req, int
   if (!queue.empty()) {
     Request *r = queue.front();
     queue.pop_front();
+    r->taken_by = job;
     tl_servicing.push_back(r);
     *req = reinterpret_cast<lt_autograd_request *>(r);
     *kind = r->kind;
@@ -301,6 +342,11 @@ int lt_autograd_reply(lt_autograd_request *handle, const lt_tensor *const *grads
 int lt_autograd_job_finish(lt_autograd_job *handle, lt_tensor **results, int capacity) {
   Job *job = reinterpret_cast<Job *>(handle);
   if (job->thread.joinable()) job->thread.join();
+  for (size_t i = tl_jobs.size(); i-- > 0;)
+    if (tl_jobs[i] == job) {
+      tl_jobs.erase(tl_jobs.begin() + static_cast<long>(i));
+      break;
+    }
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     auto me = std::this_thread::get_id();
@@ -331,6 +377,27 @@ int lt_autograd_job_finish(lt_autograd_job *handle, lt_tensor **results, int cap
   }
   delete job;
   return status;
+}
+
+int lt_autograd_job_depth(int *depth) {
+  *depth = static_cast<int>(tl_jobs.size());
+  return LT_OK;
+}
+
+int lt_autograd_unwind(int depth, const char *error) {
+  LT_TRY
+  if (depth < 0) depth = 0;
+  std::string msg = error != nullptr ? error : "backward was interrupted";
+  bool restore = false, grad_mode = false;
+  while (static_cast<int>(tl_jobs.size()) > depth) {
+    Job *job = tl_jobs.back();
+    restore = true;
+    grad_mode = job->grad_mode;
+    abort_job(job, msg);
+    lt_autograd_job_finish(reinterpret_cast<lt_autograd_job *>(job), nullptr, 0);
+  }
+  if (restore) c10::GradMode::set_enabled(grad_mode);
+  LT_CATCH
 }
 
 int lt_autograd_released(int64_t lo, int64_t hi, int64_t *ids, int capacity, int *n) {

@@ -3,6 +3,11 @@
  * caffe2::serialize reader and writer), atomic file replacement (temp file in the same folder,
  * fsync, rename, fsync of the folder) and the CPU generator's state.
  *
+ * Temporary files are named "<path>.tmp.<host>.<pid>.XXXXXX" after their writer. A save that is
+ * killed (SIGKILL, OOM, preemption) cannot remove its own; the next save to the same path removes
+ * every one whose writer ran on this host and no longer exists (kill(pid, 0) fails with ESRCH).
+ * A live writer's file is never touched (its pid exists, or is reused: then the file stays).
+ *
  * The pickle inside a `.pt` archive is parsed in Lua (lua/torch/serialization/), never here:
  * these functions only move bytes. Records are read whole into a uint8 tensor; the Lua side
  * checks the central directory first (lua/torch/serialization/zipdir.lua) so that only stored
@@ -17,9 +22,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <memory>
 #include <mutex>
+#include <signal.h>
 #include <string>
 #include <unistd.h>
 
@@ -55,6 +62,38 @@ std::string parent_dir(const std::string &path) {
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return path.substr(0, slash);
+}
+
+/* "<basename of path>.tmp.<host>.": what every temporary file of a save to path on this host
+ * starts with. */
+std::string temp_prefix(const std::string &path) {
+  char host[256] = {0};
+  if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::strcpy(host, "localhost");
+  for (char *c = host; *c; ++c)
+    if (*c == '/') *c = '_';
+  size_t slash = path.rfind('/');
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  return base + ".tmp." + host + ".";
+}
+
+/* Removes the temporary files of saves to path whose writer on this host is gone. Best effort:
+ * a file that cannot be listed or removed is left as it is. */
+void remove_orphaned_temps(const std::string &path) {
+  std::string prefix = temp_prefix(path);
+  DIR *dir = ::opendir(parent_dir(path).c_str());
+  if (dir == nullptr) return;
+  while (struct dirent *e = ::readdir(dir)) {
+    const char *name = e->d_name;
+    if (std::strncmp(name, prefix.c_str(), prefix.size()) != 0) continue;
+    const char *p = name + prefix.size();
+    long long pid = 0;
+    const char *digits = p;
+    while (*p >= '0' && *p <= '9' && p - digits < 10) pid = pid * 10 + (*p++ - '0');
+    if (p == digits || *p != '.' || std::strlen(p + 1) != 6 || pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  /* alive (or EPERM: alive) */
+    ::unlinkat(::dirfd(dir), name, 0);
+  }
+  ::closedir(dir);
 }
 
 }  // namespace
@@ -152,10 +191,15 @@ void lt_zip_writer_free(lt_zip_writer *w) {
   delete w;
 }
 
-/* Creates an empty, unique "<path>.tmp.XXXXXX" beside path; writes its name into buf. */
+/* Creates an empty, unique "<path>.tmp.<host>.<pid>.XXXXXX" beside path (after removing those of
+ * writers that are gone); writes its name into buf. */
 int lt_file_temp(const char *path, char *buf, int capacity) {
   LT_TRY
-  std::string tmpl = std::string(path) + ".tmp.XXXXXX";
+  remove_orphaned_temps(path);
+  std::string p(path);
+  size_t slash = p.rfind('/');
+  std::string tmpl = (slash == std::string::npos ? std::string() : p.substr(0, slash + 1)) + temp_prefix(p) +
+                     std::to_string(static_cast<long long>(::getpid())) + ".XXXXXX";
   if (static_cast<int>(tmpl.size()) + 1 > capacity) throw lt::ValueError("path too long");
   std::memcpy(buf, tmpl.c_str(), tmpl.size() + 1);
   int fd = ::mkstemp(buf);

@@ -15,6 +15,12 @@
  * error came from running code) and clears the results. The host-visible stack is left as it
  * was (the job runs on the cpcall's own frame).
  *
+ * Interrupts: ltorch_interrupt(rt) may come from another thread or a signal handler, so it only
+ * sets rt->interrupt and, while a call runs, a count hook (lua_sethook is signal-safe, the way
+ * lua.c stops a script on Ctrl-C). The hook, on the runtime's own thread, raises "interrupted!"
+ * if the flag is still set, else removes itself: a hook that lands just after the call ended
+ * finds the flag cleared by the next call's start and does nothing.
+ *
  * How: see ltorch.h; embed_value.c converts values, embed_tensor.c wraps host buffers.
  */
 #define _GNU_SOURCE /* dladdr */
@@ -110,6 +116,8 @@ int ltorch_runtime_new(const ltorch_options *opt, ltorch_runtime **out)
     if (rt == NULL)
         return ltorch__set_thread_error(LTORCH_ERR_MEMORY, "not enough memory");
     atomic_flag_clear(&rt->busy);
+    atomic_init(&rt->running, 0);
+    atomic_init(&rt->interrupt, 0);
     path = opt->exe_path == NULL ? own_path() : NULL;
     rt->L = ltorch_newstate(opt->exe_path != NULL ? opt->exe_path : path, opt->flags);
     free(path);
@@ -117,6 +125,8 @@ int ltorch_runtime_new(const ltorch_options *opt, ltorch_runtime **out)
         free(rt);
         return ltorch__set_thread_error(LTORCH_ERR_MEMORY, "cannot create a Lua state");
     }
+    lua_pushlightuserdata(rt->L, rt);
+    lua_setfield(rt->L, LUA_REGISTRYINDEX, "ltorch.runtime");
     if (lua_cpcall(rt->L, setup_paths, (void *)opt) != 0) {
         ltorch_runtime_free(rt);
         return ltorch__set_thread_error(LTORCH_ERR_MEMORY, "not enough memory");
@@ -132,6 +142,35 @@ void ltorch_runtime_free(ltorch_runtime *rt)
     lua_close(rt->L); /* runs the tensors' finalizers */
     free(rt->error);
     free(rt);
+}
+
+/* ------------------------------------------------------------------------- interrupt -- */
+
+static void interrupt_hook(lua_State *L, lua_Debug *ar)
+{
+    ltorch_runtime *rt;
+    lua_sethook(L, NULL, 0, 0);
+    lua_getfield(L, LUA_REGISTRYINDEX, "ltorch.runtime");
+    rt = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (rt == NULL || !atomic_exchange(&rt->interrupt, 0))
+        return;
+    if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0)
+        lua_pushfstring(L, "%s:%d: interrupted!", ar->short_src, ar->currentline);
+    else
+        lua_pushliteral(L, "interrupted!");
+    lua_error(L);
+}
+
+/* Async-signal-safe: atomics and lua_sethook only. */
+int ltorch_interrupt(ltorch_runtime *rt)
+{
+    if (rt == NULL)
+        return LTORCH_ERR_ARG;
+    atomic_store(&rt->interrupt, 1);
+    if (atomic_load(&rt->running))
+        lua_sethook(rt->L, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+    return LTORCH_OK;
 }
 
 /* ------------------------------------------------------------------------------ jobs -- */
@@ -252,7 +291,11 @@ static int do_job(ltorch_runtime *rt, struct job *j)
     }
     j->status = 0;
     top = lua_gettop(rt->L);
+    atomic_store(&rt->interrupt, 0); /* an interrupt before the call is not for it */
+    atomic_store(&rt->running, 1);
     st = lua_cpcall(rt->L, run_job, j);
+    atomic_store(&rt->running, 0);
+    atomic_store(&rt->interrupt, 0);
     if (st != 0) {
         const char *msg = lua_tostring(rt->L, -1);
         set_error(rt, msg != NULL ? msg : "(error object is not a string)");

@@ -24,6 +24,8 @@ struct ltorch_runtime {
     lua_State *L;
     char *error;       /* the last failure's message (malloc'd); NULL: none */
     atomic_flag busy;  /* set while a call runs: a second thread gets LTORCH_ERR_BUSY */
+    atomic_int running;   /* 1 while a call runs Lua code (ltorch_interrupt may hook it) */
+    atomic_int interrupt; /* ltorch_interrupt was called during the running call */
 };
 
 /* embed.c: the per-thread message for runtime-less calls; returns status. */

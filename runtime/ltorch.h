@@ -148,6 +148,17 @@ int ltorch_runtime_new(const ltorch_options *opt, ltorch_runtime **out);
  * handles the host still holds stay valid. */
 void ltorch_runtime_free(ltorch_runtime *rt);
 
+/*
+ * Stops the call running on rt: its Lua code raises "interrupted!" at the next instruction it
+ * runs in the interpreter, so the call returns LTORCH_ERR_RUN with that message, and rt stays
+ * usable. Callable from any thread and from a signal handler (async-signal-safe). With no call
+ * running it does nothing. Not seen: code inside a JIT-compiled trace that never exits it
+ * (a tight `while true do end`) and waits inside C (a long libtorch op) until they return to the
+ * interpreter. A host's own lua_sethook on this state is replaced while an interrupt is pending.
+ * Returns LTORCH_OK, or LTORCH_ERR_ARG for a NULL rt.
+ */
+int ltorch_interrupt(ltorch_runtime *rt);
+
 /* The runtime's Lua state, for hosts that want the Lua C API (same thread rules apply). */
 lua_State *ltorch_runtime_lua(ltorch_runtime *rt);
 

@@ -12,10 +12,13 @@
 ]]
 local ffi = require "ffi"
 local _C = require "torch._C"
+local memory = require "torch._memory"
 local T = require "torch._tensor"
 local dtype_mod = require "torch.dtype"
 
+local C, check = _C.C, _C.check
 local Tensor = T.Tensor
+local out = ffi.new("lt_tensor*[1]")
 local M = {}
 
 local PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = 4, 1000, 3, 80
@@ -32,12 +35,30 @@ local function complex_values(x)
   return buf, sizes, numel
 end
 
+-- PyTorch's get_summarized_data: the first and last EDGEITEMS of every longer dim, cut before
+-- any value is read, so printing a huge (e.g. expanded) tensor reads only what it shows.
+local function summarized(x, sizes)
+  for d = 1, #sizes do
+    if sizes[d] > 2 * EDGEITEMS then
+      local head = Tensor.narrow(x, d - 1, 0, EDGEITEMS)
+      local tail = Tensor.narrow(x, d - 1, -EDGEITEMS, EDGEITEMS)  -- sizes[d] may exceed 2^53
+      local arr = _C.TensorArray(2)
+      arr[0], arr[1] = head.h, tail.h
+      check(C.lt_cat(out, arr, 2, d - 1), "tostring")
+      x = memory.wrap(out[0])
+    end
+  end
+  return x
+end
+
 -- Reads the shown values into a flat Lua array plus the (summarised) shape, and a flag per
 -- dim saying whether it was cut ("..." goes in the middle of that dim).
 -- For a complex tensor the leaves of `nested` are {real, imag} pairs and `values` holds the real
 -- parts, `imags` the imaginary ones (each gets its own number format, as in PyTorch).
 local function shown_values(x, summarize, complex)
   local buf, sizes, numel
+  local full = T.sizes_of(x)
+  if summarize then x = summarized(x, full) end
   if complex then buf, sizes, numel = complex_values(x) else buf, sizes, numel = Tensor.tolist(x, true) end
   local ndim = #sizes
   local strides = {}
@@ -46,13 +67,8 @@ local function shown_values(x, summarize, complex)
   local function keep(d)
     local n = sizes[d]
     local idx = {}
-    if summarize and n > 2 * EDGEITEMS then
-      for i = 0, EDGEITEMS - 1 do idx[#idx + 1] = i end
-      for i = n - EDGEITEMS, n - 1 do idx[#idx + 1] = i end
-      return idx, true
-    end
     for i = 0, n - 1 do idx[#idx + 1] = i end
-    return idx, false
+    return idx, summarize and full[d] > 2 * EDGEITEMS
   end
   local kept, cut = {}, {}
   for d = 1, ndim do kept[d], cut[d] = keep(d) end

@@ -113,6 +113,16 @@ function M.flatten(self, start_dim, end_dim)
 end
 Tensor.flatten = M.flatten
 
+-- The most views split/chunk return: a Lua array holds at most 2^27 entries (LuaJIT's
+-- LJ_MAX_ASIZE). PyTorch raises for counts its std::vector cannot hold and runs out of memory on
+-- the others long before; checked before the first view is made, never by looping.
+local MAX_PIECES = 2 ^ 27
+local function check_pieces(fname, n, dim)
+  if n > MAX_PIECES then
+    error(("%s: would make %.0f views along dim %d, more than a Lua array holds (2^27)"):format(fname, n, dim), 3)
+  end
+end
+
 -- split(size_or_sizes, dim=0) -> a Lua array of views
 function M.split(self, split_size, dim)
   T.handle("split", 1, self)
@@ -133,6 +143,7 @@ function M.split(self, split_size, dim)
   else
     split_size = args.int("split", 2, split_size)
     if split_size <= 0 then error("split: split_size must be positive, got " .. split_size, 2) end
+    check_pieces("split", math.ceil(size / split_size), dim)
     repeat  -- at least one piece, as in PyTorch (an empty dim gives one empty piece)
       local len = math.min(split_size, size - start)
       pieces[#pieces + 1] = M.narrow(self, dim, start, len)
@@ -151,11 +162,14 @@ function M.chunk(self, chunks, dim)
   dim = T.wrap_dim("chunk", args.int("chunk", 3, dim, 0), T.dim_of(self), 2)
   local size = Tensor.size(self, dim)
   if size == 0 then  -- PyTorch gives `chunks` empty pieces here
+    check_pieces("chunk", chunks, dim)
     local pieces = {}
     for i = 1, chunks do pieces[i] = M.narrow(self, dim, 0, 0) end
     return pieces
   end
-  return M.split(self, math.ceil(size / chunks), dim)
+  local split_size = math.ceil(size / chunks)
+  check_pieces("chunk", math.ceil(size / split_size), dim)
+  return M.split(self, split_size, dim)
 end
 Tensor.chunk = M.chunk
 

@@ -2,7 +2,8 @@
   torch.autograd — gradients: x.requires_grad, x.grad, x.is_leaf, x.grad_fn, x:backward(),
   x:retain_grad(), torch.autograd.grad, and the modes: torch.no_grad(fn), torch.enable_grad(fn),
   torch.set_grad_enabled(bool), torch.inference_mode(fn), torch.set_detect_anomaly(bool);
-  torch.autograd.Function, x:register_hook and gradcheck come from torch.autograd_function.
+  torch.autograd.Function and x:register_hook come from torch.autograd_function, gradcheck and
+  gradgradcheck from torch.gradcheck (installed by torch/init.lua).
 
   PyTorch's `with torch.no_grad():` becomes a function call: torch.no_grad(function() ... end)
   runs the function with gradient tracking off and restores the previous mode even if it errors;
@@ -28,7 +29,6 @@ local custom = require "torch.autograd_function"
 
 local M = {}
 M.Function = custom.Function
-M.gradcheck = custom.gradcheck
 --[[ torch.autograd.backward(tensors, grad_tensors=nil, {retain_graph=, create_graph=}) ]]
 function M.backward(tensors, grads, opts)
   if istype(Ref, tensors) then tensors = { tensors } end

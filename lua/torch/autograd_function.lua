@@ -1,7 +1,7 @@
 --[[
   torch.autograd_function — custom autograd in Lua: torch.autograd.Function (a forward and a
-  hand-written backward), tensor gradient hooks (x:register_hook), the backward runner they need,
-  and torch.autograd.gradcheck.
+  hand-written backward), tensor gradient hooks (x:register_hook) and the backward runner they
+  need. (torch.autograd.gradcheck lives in torch.gradcheck.)
 
   How backward reaches Lua: libtorch runs backward nodes on its own threads, and a Lua state may
   only be entered by its own thread. So backward never runs the engine on the Lua thread: `run`
@@ -23,7 +23,7 @@
       end
       local y = Swish.apply(x)                      -- y.grad_fn is <Swish>
       local h = x:register_hook(function(g) return g * 2 end); h:remove()
-      assert(torch.autograd.gradcheck(Swish.apply, { x64 }))
+      torch.autograd.gradcheck(Swish.apply, { x64 })   -- raises on a mismatch
 
   Limits: tensors saved in forward are kept as they were (no version check against later in-place
   changes); double backward through a Function works only where its backward is itself
@@ -111,46 +111,73 @@ local req_out = ffi.new("lt_autograd_request*[1]")
 local kind_out, count_out, gm_out = ffi.new("int[1]"), ffi.new("int[1]"), ffi.new("int[1]")
 local id_out = ffi.new("int64_t[1]")
 local tensor_out = ffi.new("lt_tensor*[1]")
+local job_out = ffi.new("lt_autograd_job*[1]")
+local depth_out = ffi.new("int[1]")
+local unwind = C.lt_autograd_unwind
 
--- Services `job` until it finishes; returns nothing, raises the engine's error.
-local function service(job, what, results, capacity)
+-- Answers one request: its Lua call runs protected, and its error is the reply.
+local function answer(req, kind, id, n, gm)
+  local grads = {}
+  for i = 1, n do
+    if C.lt_autograd_request_input(req, i - 1, tensor_out) == 0 then grads[i] = wrap(tensor_out[0]) end
+  end
+  local previous = grad_enabled()
+  C.lt_set_grad_enabled(gm and 1 or 0)
+  local ok, res, count = xpcall(function()
+    if kind == C.LT_AUTOGRAD_CALL_FUNCTION then return call_function(id, grads) end
+    return call_hook(id, grads)
+  end, debug.traceback)
+  C.lt_set_grad_enabled(previous and 1 or 0)
+  if not ok then
+    C.lt_autograd_reply(req, nil, 0, tostring(res))
+    return
+  end
+  local arr = _C.TensorArray(math.max(count, 1))
+  for i = 1, count do arr[i - 1] = res[i] and res[i].h or nil end
+  C.lt_autograd_reply(req, arr, count, nil)
+  -- internal Functions that keep no reference to their grads (checkpoint) release them now
+  local ctx = kind == C.LT_AUTOGRAD_CALL_FUNCTION and S.contexts[id]
+  if ctx and ctx._class._release_grads then
+    for i = 1, n do if grads[i] then memory.free(grads[i]) end end
+    for i = 1, count do if res[i] then memory.free(res[i]) end end
+  end
+end
+
+-- Starts a job with start(job_out, ...) and services it until it finishes; returns the status of
+-- the start or of lt_autograd_job_finish (the engine's error).
+local function serve(results, capacity, start, ...)
+  local status = start(job_out, ...)
+  if status ~= 0 then return status end
+  local job = job_out[0]
   while true do
-    local status = C.lt_autograd_job_next(job, req_out, kind_out, id_out, count_out, gm_out)
+    status = C.lt_autograd_job_next(job, req_out, kind_out, id_out, count_out, gm_out)
     if status ~= 0 then break end
     local req = req_out[0]
     if req == nil then break end
-    local kind, id, n, gm = kind_out[0], tonumber(id_out[0]), count_out[0], gm_out[0] == 1
-    local grads = {}
-    for i = 1, n do
-      if C.lt_autograd_request_input(req, i - 1, tensor_out) == 0 then grads[i] = wrap(tensor_out[0]) end
-    end
-    local previous = grad_enabled()
-    C.lt_set_grad_enabled(gm and 1 or 0)
-    local ok, res, count = xpcall(function()
-      if kind == C.LT_AUTOGRAD_CALL_FUNCTION then return call_function(id, grads) end
-      return call_hook(id, grads)
-    end, debug.traceback)
-    C.lt_set_grad_enabled(previous and 1 or 0)
-    if ok then
-      local arr = _C.TensorArray(math.max(count, 1))
-      for i = 1, count do arr[i - 1] = res[i] and res[i].h or nil end
-      C.lt_autograd_reply(req, arr, count, nil)
-      -- internal Functions that keep no reference to their grads (checkpoint) release them now
-      local ctx = kind == C.LT_AUTOGRAD_CALL_FUNCTION and S.contexts[id]
-      if ctx and ctx._class._release_grads then
-        for i = 1, n do if grads[i] then memory.free(grads[i]) end end
-        for i = 1, count do if res[i] then memory.free(res[i]) end end
-      end
-    else
-      C.lt_autograd_reply(req, nil, 0, tostring(res))
-    end
+    answer(req, kind_out[0], tonumber(id_out[0]), count_out[0], gm_out[0] == 1)
   end
-  local status = C.lt_autograd_job_finish(job, results, capacity or 0)
-  drain()
-  check(status, what, 3)
+  return C.lt_autograd_job_finish(job, results, capacity)
 end
 
-local job_out = ffi.new("lt_autograd_job*[1]")
+--[[ Runs a job (see serve) and raises its error at stack level `level` of the caller. An error or interrupt at
+     any instruction of serve (even between taking a request and replying) is caught, and one C
+     call (lt_autograd_unwind) then answers what the job took, waits for its engine, frees it and
+     restores the grad mode, before the error goes on: autograd is never left waiting on Lua.
+     The one window left is the few instructions between pcall's return and that call, reached
+     only by a second interrupt within them; an enclosing run (nested backward) still unwinds
+     its jobs then, and at exit the engine's waits cannot hang the process. ]]
+local function run(what, level, results, capacity, start, ...)
+  C.lt_autograd_job_depth(depth_out)
+  local depth = depth_out[0]
+  local ok, status = pcall(serve, results, capacity, start, ...)
+  if not ok then
+    unwind(depth, type(status) == "string" and status or "backward was interrupted")
+    drain()
+    error(status, 0)
+  end
+  drain()
+  check(status, what, level + 1)
+end
 
 --[[ Runs backward from `tensors` (a list) with `grads` (a list, entries may be nil). ]]
 function M.backward(tensors, grads, retain, create, what)
@@ -160,17 +187,15 @@ function M.backward(tensors, grads, retain, create, what)
     ts[i - 1] = tensors[i].h
     gs[i - 1] = grads and grads[i] and grads[i].h or nil
   end
-  check(C.lt_autograd_backward_start(job_out, ts, n, gs, retain == nil and -1 or (retain and 1 or 0),
-    create and 1 or 0), what or "backward", 2)
-  service(job_out[0], what or "backward")
+  run(what or "backward", 2, nil, 0, C.lt_autograd_backward_start, ts, n, gs,
+    retain == nil and -1 or (retain and 1 or 0), create and 1 or 0)
 end
 
 --[[ torch.autograd.grad through a job: arrays of handles in, a Lua array of results out. ]]
 function M.grad(outs, n_out, gouts, ins, n_in, retain, create, allow_unused)
-  check(C.lt_autograd_grad_start(job_out, outs, n_out, gouts, ins, n_in, retain, create, allow_unused),
-    "autograd.grad", 3)
   local results = ffi.new("lt_tensor*[?]", n_in)
-  service(job_out[0], "autograd.grad", results, n_in)
+  run("autograd.grad", 3, results, n_in, C.lt_autograd_grad_start, outs, n_out, gouts, ins, n_in, retain, create,
+    allow_unused)
   local grads = {}
   for i = 1, n_in do grads[i] = wrap(results[i - 1]) end
   return grads
@@ -296,102 +321,5 @@ setmetatable(Function, { __call = function(_, spec) return new_class(spec) end }
 function Function.forward() error("torch.autograd.Function: forward is not defined", 2) end
 function Function.backward() error("torch.autograd.Function: backward is not defined", 2) end
 M.Function = Function
-
----------------------------------------------------------------- gradcheck
-local function flat_ptr(t)
-  return ffi.cast("double*", t:data_ptr())
-end
-
---[[ gradcheck(fn, inputs, {eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=false}) — compares
-     the autograd Jacobian of fn at `inputs` with central finite differences, in float64 on the
-     CPU. Inputs that require grad are checked. Returns true, or false and a message naming the
-     first mismatch (raises it instead with raise_exception=true). ]]
-function M.gradcheck(fn, inputs, opts)
-  opts = opts or {}
-  local eps, atol, rtol = opts.eps or 1e-6, opts.atol or 1e-5, opts.rtol or 1e-3
-  if istype(Ref, inputs) then inputs = { inputs } end
-  local function fail(msg)
-    if opts.raise_exception then error("gradcheck: " .. msg, 2) end
-    return false, "gradcheck: " .. msg
-  end
-  local diff_idx = {}
-  for i, x in ipairs(inputs) do
-    if istype(Ref, x) and x.requires_grad then
-      if x.dtype ~= require("torch").float64 or x.is_cuda then
-        return fail("input " .. i .. " must be a float64 CPU tensor (got " .. tostring(x.dtype) .. ")")
-      end
-      diff_idx[#diff_idx + 1] = i
-    end
-  end
-  if #diff_idx == 0 then return fail("no input requires grad") end
-  local function outputs_of(xs)
-    local r = { fn(unpack(xs, 1, #inputs)) }
-    local o = {}
-    for _, v in ipairs(r) do if istype(Ref, v) then o[#o + 1] = v end end
-    return o
-  end
-  local torch = require "torch"
-  local outs = outputs_of(inputs)
-  -- numerical: perturb each element of each input, on contiguous copies
-  for _, i in ipairs(diff_idx) do
-    local x = inputs[i]
-    local base = x:detach():contiguous():clone()
-    local n = base:numel()
-    local numerical = {}  -- numerical[j][k]: d out_k (flattened) / d x_j
-    local xs = {}
-    for k, v in ipairs(inputs) do xs[k] = v end
-    local p = flat_ptr(base)
-    for j = 0, n - 1 do
-      local orig = p[j]
-      p[j] = orig + eps
-      xs[i] = base
-      local plus = torch.no_grad(function()
-        local o = outputs_of(xs); local c = {}
-        for k, t in ipairs(o) do c[k] = t:detach():to(torch.float64):contiguous():clone() end
-        return c
-      end)
-      p[j] = orig - eps
-      local minus = torch.no_grad(function()
-        local o = outputs_of(xs); local c = {}
-        for k, t in ipairs(o) do c[k] = t:detach():to(torch.float64):contiguous():clone() end
-        return c
-      end)
-      p[j] = orig
-      numerical[j] = {}
-      for k = 1, #plus do numerical[j][k] = (plus[k] - minus[k]) / (2 * eps) end
-    end
-    -- analytical: one backward per output element
-    for k, o in ipairs(outs) do
-      if o.requires_grad then
-        local m = o:numel()
-        for e = 0, m - 1 do
-          local onehot = torch.zeros(m, { dtype = torch.float64 })
-          ffi.cast("double*", onehot:data_ptr())[e] = 1
-          local g = torch.autograd.grad({ o }, { x }, { grad_outputs = { onehot:view(o.shape):to(o.dtype) },
-            retain_graph = true, allow_unused = true })[1]
-          local gp
-          local gt = g and g:to(torch.float64):contiguous() or nil
-          gp = gt and flat_ptr(gt) or nil
-          for j = 0, n - 1 do
-            local a = gp and gp[j] or 0
-            local nt = numerical[j][k]:contiguous()
-            local num = flat_ptr(nt)[e]
-            if math.abs(a - num) > atol + rtol * math.abs(num) then
-              return fail(("Jacobian mismatch for output %d with respect to input %d,\n" ..
-                "numerical:%.8g\nanalytical:%.8g\n(output element %d, input element %d)"):format(
-                k - 1, i - 1, num, a, e, j))
-            end
-          end
-        end
-      else
-        for j = 0, n - 1 do
-          local d = numerical[j][k]:abs():max():item()
-          if d > atol then return fail(("output %d does not require grad but its numerical gradient is %g"):format(k - 1, d)) end
-        end
-      end
-    end
-  end
-  return true
-end
 
 return M

@@ -27,6 +27,7 @@ local views = require "torch._views"
 local indexing = require "torch._indexing"
 require "torch._tensor_str"
 local autograd = require "torch.autograd"
+local gradcheck = require "torch.gradcheck"
 
 local C, check = _C.C, _C.check
 
@@ -72,6 +73,7 @@ end
 torch.cuda = device_mod.cuda
 
 torch.autograd = autograd
+autograd.gradcheck, autograd.gradgradcheck = gradcheck.gradcheck, gradcheck.gradgradcheck
 torch.no_grad = autograd.no_grad
 torch.enable_grad = autograd.enable_grad
 torch.set_grad_enabled = autograd.set_grad_enabled

@@ -10,6 +10,9 @@
       a checkpoint written by examples/embed/make_checkpoint.lua;
     * spec/embed/two_runtimes.c builds with pkg-config and runs two runtimes on two threads
       (results never mix; a Lua error is a status with its message; the host goes on);
+    * spec/embed/interrupt_host.c: a second thread stops a running call with ltorch_interrupt
+      (an endless Lua loop, and backwards through a Lua Function at 20 points), the runtime and
+      autograd work after each;
     * a stock luajit (Debian's luajit2) does `require "torch"` from the installed tree;
     * the example under valgrind has nothing "definitely lost" (libcpuinfo's noise is
       suppressed in valgrind.supp; "still reachable" libtorch singletons are not counted).
@@ -50,6 +53,9 @@ describe("embedding ltorch from an installed prefix", function()
       "cmake --build " .. q(root .. "/example") .. " >/dev/null",
       "PKG_CONFIG_PATH=" .. q(prefix .. "/lib/pkgconfig") .. " && export PKG_CONFIG_PATH && "
         .. "cc -std=c11 -O1 -Wall -Wextra -Werror spec/embed/two_runtimes.c -o " .. q(root .. "/two_runtimes")
+        .. " $(pkg-config --cflags --libs ltorch) -pthread -Wl,-rpath,$(pkg-config --variable=libdir ltorch)",
+      "PKG_CONFIG_PATH=" .. q(prefix .. "/lib/pkgconfig") .. " && export PKG_CONFIG_PATH && "
+        .. "cc -std=c11 -O1 -Wall -Wextra -Werror spec/embed/interrupt_host.c -o " .. q(root .. "/interrupt_host")
         .. " $(pkg-config --cflags --libs ltorch) -pthread -Wl,-rpath,$(pkg-config --variable=libdir ltorch)",
     }
     for _, cmd in ipairs(steps) do
@@ -97,6 +103,13 @@ describe("embedding ltorch from an installed prefix", function()
     local out, rc = sh("cd / && " .. CLEAN .. q(root .. "/two_runtimes"))
     assert.are.equal(0, rc, out)
     assert.matches("^two_runtimes: ok %(%d+ checks%)\n$", out)
+  end)
+
+  it("lets a host interrupt a long call from another thread and go on using the runtime", function()
+    ready()
+    local out, rc = sh("cd / && " .. CLEAN .. "timeout -s KILL 120 " .. q(root .. "/interrupt_host"))
+    assert.are.equal(0, rc, out)
+    assert.matches("^interrupt_host: ok %(%d+ checks%)\n$", out)
   end)
 
   it("lets a stock luajit require torch from the installed tree", function()

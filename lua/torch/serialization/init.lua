@@ -49,8 +49,8 @@ end
 
 -- Writes through fn(tmp) into a temporary file beside path, then swaps it in.
 local function atomic(path, what, fn)
-  local buf = ffi.new("char[?]", #path + 16)
-  check(C.lt_file_temp(path, buf, #path + 16), what, 3)
+  local buf = ffi.new("char[?]", #path + 300)   -- "<path>.tmp.<host>.<pid>.XXXXXX"
+  check(C.lt_file_temp(path, buf, #path + 300), what, 3)
   local tmp = ffi.string(buf)
   local ok, err = pcall(fn, tmp)
   if ok then ok, err = pcall(function() check(C.lt_file_commit(tmp, path), what) end) end
