@@ -31,7 +31,8 @@
 # (bench/data_pipeline.py), tmux (spec/repl/terminal_spec.lua drives the REPL in a terminal),
 # GNU time (the benchmarks' start-up CPU time), clang with libclang-rt-14-dev (libFuzzer and the
 # sanitizers' runtimes: spec/checkpoint/hostile_spec.lua, scripts/sanitize.sh), valgrind,
-# iproute2 and procps (spec/distributed: two hosts as network namespaces, pgrep for the ranks).
+# iproute2 and procps (spec/distributed: two hosts as network namespaces, pgrep for the ranks),
+# Debian's English fortunes (recipes/minilm_classify.lua's topics, at CI size in its spec).
 # scripts/fetch_datasets.sh adds the other datasets.
 #
 # Use: bash scripts/setup.sh          (from anywhere; works on the repo containing it)
@@ -47,7 +48,7 @@ PACKAGES=(
   dataset-fashion-mnist
   clang libclang-rt-14-dev
   libstb-dev python3-pil tmux time
-  luajit2 valgrind iproute2 procps
+  luajit2 valgrind iproute2 procps fortunes
 )
 TORCH_VERSION=2.11.0
 TORCHVISION_VERSION=0.26.0
