@@ -333,9 +333,13 @@ local function bind(entry, self_obj, positional, npos, kwargs, keep, bound, valu
     local v, given
     if self_obj ~= nil and p.name == "self" then
       v, given = self_obj, true
+      if kwargs and kwargs.self ~= nil then return nil, "got multiple values for argument 'self'", true end
     elseif not p.kwarg_only and pi <= npos then
       v, given = positional[pi], true
       pi = pi + 1
+      if kwargs and kwargs[p.name] ~= nil then
+        return nil, ("got multiple values for argument '%s'"):format(p.name), true
+      end
     elseif kwargs and kwargs[p.name] ~= nil then
       v, given = kwargs[p.name], true
       used_kw = used_kw + 1
@@ -424,6 +428,19 @@ local function signatures(list, display)
   return table.concat(lines, "\n")
 end
 
+-- Errors name the user's line: the first caller outside lua/torch/ (ltorch's own wrappers, fast
+-- paths and layers call ops too, in tail position or not). Returns a level for call()'s error().
+local LIBRARY = debug.getinfo(1, "S").source:match("^(@.*/)[^/]+$")
+local function user_level()
+  local level = 3   -- 1: user_level, 2: call, 3: call's caller
+  while LIBRARY do
+    local info = debug.getinfo(level, "S")
+    if info == nil or info.source:sub(1, #LIBRARY) ~= LIBRARY then break end
+    level = level + 1
+  end
+  return level - 1
+end
+
 -- Calls the overloads in `list` with Lua arguments; self_obj non-nil for a method call.
 local function call(display, list, self_obj, ...)
   -- not `{ ... }` (see torch._args.pack: with 4 arguments, as _foreach_addcdiv_ in every Adam
@@ -440,15 +457,15 @@ local function call(display, list, self_obj, ...)
   local outer = in_call
   if outer then av, rv, nr = ValueArray(MAX_ARGS), ValueArray(MAX_RESULTS), CountOut() end
   in_call = true
-  local first_reason
+  local first_reason, repeated
   for _, entry in ipairs(list) do
     if (self_obj == nil and entry.is_function) or (self_obj ~= nil and entry.is_method) then
       local keep, bound = {}, {}
-      local n, reason = bind(entry, self_obj, positional, npos, kwargs, keep, bound, av)
+      local n, reason, is_repeat = bind(entry, self_obj, positional, npos, kwargs, keep, bound, av)
       if n then
         if C.lt_op_call(entry.op, av, n, rv, MAX_RESULTS, nr) ~= 0 then
           in_call = outer
-          error(display .. ": " .. _C.last_error(), 3)
+          error(display .. ": " .. _C.last_error(), user_level())
         end
         local count = nr[0]
         local r = rv[0]
@@ -464,9 +481,12 @@ local function call(display, list, self_obj, ...)
         return unpack(outs, 1, count)
       end
       first_reason = first_reason or reason
+      repeated = repeated or (is_repeat and reason)
     end
   end
   in_call = outer
+  -- Python's TypeError for f(x, y, other=z): the keyword repeats a positional argument.
+  if repeated then error(("%s() %s"):format(display, repeated), user_level()) end
   local given = {}
   if self_obj ~= nil then given[1] = "Tensor self" end
   for i = 1, npos do given[#given + 1] = args.typename(positional[i]) end
@@ -474,7 +494,7 @@ local function call(display, list, self_obj, ...)
     for k, v in pairs(kwargs) do given[#given + 1] = tostring(k) .. "=" .. args.typename(v) end
   end
   error(("%s: no overload accepts (%s): %s\naccepted signatures:\n%s"):format(display, table.concat(given, ", "),
-    first_reason or "no matching variant", signatures(list, display)), 3)
+    first_reason or "no matching variant", signatures(list, display)), user_level())
 end
 
 -- torch.X for a schema name, or nil when no function variant exists.

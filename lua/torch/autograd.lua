@@ -34,7 +34,8 @@ function M.backward(tensors, grads, opts)
   if istype(Ref, tensors) then tensors = { tensors } end
   if istype(Ref, grads) then grads = { grads } end
   opts = opts or {}
-  custom.backward(tensors, grads, opts.retain_graph, opts.create_graph, "autograd.backward")
+  -- a tail call: the engine's errors (backward twice, ...) then name the caller's line
+  return custom.backward(tensors, grads, opts.retain_graph, opts.create_graph, "autograd.backward")
 end
 local out = _C.TensorOut()
 local int_out = _C.IntOut()
@@ -104,8 +105,9 @@ function Tensor.backward(self, gradient, opts)
   end
   opts = args.opt_table("backward", 3, opts) or {}
   -- through a job (torch.autograd_function): the engine runs off this thread, so Lua Functions
-  -- and hooks in the graph are called back on this thread.
-  custom.backward({ self }, { gradient }, opts.retain_graph, opts.create_graph, "backward")
+  -- and hooks in the graph are called back on this thread. A tail call, so the engine's errors
+  -- (backward twice, ...) name the caller's line.
+  return custom.backward({ self }, { gradient }, opts.retain_graph, opts.create_graph, "backward")
 end
 
 ---------------------------------------------------------------- torch.autograd.grad

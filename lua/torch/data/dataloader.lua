@@ -5,7 +5,14 @@
              drop_last = false, sampler =, batch_sampler =, collate_fn =,
              num_workers = 0, prefetch_factor = 2, worker_init_fn =, timeout = 0,
              pin_memory = false, dataset_factory = {module =, args = {...}, method =}})
-    for batch in loader:iter() do ... end      -- loader:len() = number of batches
+    for batch in loader:iter() do ... end      -- batch = {x, y} for a TensorDataset(x, y)
+    for x, y in loader:unpacked() do ... end   -- the same batches, their fields as values
+    #loader, loader:len()                      -- the number of batches
+
+  Python's `for x, y in loader:` has no literal Lua form: `for ... in loader do` is an error
+  that names the two forms above (a one-variable loop would silently get only x). A loader
+  is a userdata proxy over its fields (LuaJIT ignores __len on tables), which is what makes
+  `#loader` work; its fields read and write as usual.
 
   pin_memory = true copies each batch's CPU tensors into page-locked memory (in the main state,
   after collation), so `batch:to("cuda", {non_blocking = true})` overlaps the copy with GPU
@@ -14,13 +21,17 @@
 
   batch_size = false disables batching (samples come one by one, uncollated), as PyTorch's
   batch_size=None. shuffle uses a RandomSampler with the loader's generator (a seed: the
-  same seed gives the same order every run; each epoch draws a new permutation).
+  same seed gives the same order every run; each epoch draws a new permutation). Without a
+  generator, each iteration seeds the loader's generator from torch's global one, as PyTorch
+  does, so after torch.manual_seed(s) a script shuffles the same way every run.
 
   Workers (num_workers > 0): threads with their own Lua states (runtime/workers.c,
   torch.data._worker). Lua closures cannot cross states, so a worker rebuilds the dataset from
   plain data: `dataset_factory = {module = "my.dataset", args = {...}}` (called as
   require(module).new(unpack(args)), or `method`), or a dataset that carries its own `factory`
-  field (the built-in ones do). Likewise worker_init_fn and collate_fn are given as
+  field (the datasets in torch.data.datasets do; TensorDataset, Subset, ConcatDataset and
+  script-defined classes do not, and DataLoader refuses them with num_workers > 0, saying
+  what to write). Likewise worker_init_fn and collate_fn are given as
   {module =, fn =} or "module:fn" strings; a Lua *function* collate_fn is still accepted and
   then runs in the main state (workers send uncollated samples). Worker w seeds torch with
   base_seed + w, where base_seed is drawn from the loader's generator per iteration (or
@@ -48,10 +59,38 @@ local KNOWN = { batch_size = 1, shuffle = 1, generator = 1, drop_last = 1, sampl
   collate_fn = 1, num_workers = 1, prefetch_factor = 1, worker_init_fn = 1, timeout = 1,
   dataset_factory = 1, base_seed = 1, pin_memory = 1, persistent_workers = 1 }
 
+local function refuse_workers(dataset, n)
+  local mt = getmetatable(dataset)
+  local name = type(mt) == "table" and rawget(mt, "__name") or "this dataset"
+  error(("DataLoader: num_workers = %d needs a dataset the worker threads can rebuild in their own "
+    .. "Lua states, and %s is a Lua object that cannot cross into them. Write num_workers = 0 (an "
+    .. "in-memory dataset gains nothing from workers), or pass dataset_factory = {module = "
+    .. "\"my.dataset\", args = {...}} naming a module whose .new(...) builds the dataset"):format(n, name), 4)
+end
+
+-- The loader is a userdata proxy over `store` so that #loader works (see the header).
+local function proxy(store)
+  local u = newproxy(true)
+  local mt = getmetatable(u)
+  mt.__index, mt.__newindex = store, store
+  mt.__len = function(self) return self:len() end
+  mt.__call = function()
+    error("a DataLoader is not itself an iterator: write `for batch in loader:iter() do` "
+      .. "(batch = {x, y}) or `for x, y in loader:unpacked() do`", 2)
+  end
+  mt.__tostring = function() return "DataLoader" end
+  mt.__metatable = DataLoader
+  return u
+end
+
 function DataLoader.new(dataset, opts)
+  return proxy(DataLoader._new(dataset, opts))
+end
+
+function DataLoader._new(dataset, opts)
   opts = opts or {}
   for k in pairs(opts) do
-    if not KNOWN[k] then error(("DataLoader: unknown option '%s'"):format(tostring(k)), 2) end
+    if not KNOWN[k] then error(("DataLoader: unknown option '%s'"):format(tostring(k)), 3) end
   end
   local self = setmetatable({ dataset = dataset, num_workers = opts.num_workers or 0,
     prefetch_factor = opts.prefetch_factor or 2, collate_fn = opts.collate_fn,
@@ -61,12 +100,13 @@ function DataLoader.new(dataset, opts)
   if dataset == nil then
     -- only a factory given: build the dataset here too (the sampler needs its length)
     if type(self.dataset_factory) ~= "table" then
-      error("bad argument #1 to 'DataLoader' (dataset expected, got nil)", 2)
+      error("bad argument #1 to 'DataLoader' (dataset expected, got nil)", 3)
     end
     dataset = require("torch.data._worker").build_dataset(self.dataset_factory)
     self.dataset = dataset
   end
-  if self.num_workers < 0 then error("DataLoader: num_workers must be >= 0", 2) end
+  if self.num_workers < 0 then error("DataLoader: num_workers must be >= 0", 3) end
+  if self.num_workers > 0 and type(self.dataset_factory) ~= "table" then refuse_workers(dataset, self.num_workers) end
   if opts.pin_memory and not device.cuda.is_available() then
     io.stderr:write("UserWarning: 'pin_memory' argument is set as true but no accelerator is found, "
       .. "then device pinned memory won't be used.\n")
@@ -74,23 +114,26 @@ function DataLoader.new(dataset, opts)
   self.pin_memory = opts.pin_memory == true and device.cuda.is_available()
   self.batched = opts.batch_size ~= false
   self.batch_size = self.batched and (opts.batch_size or 1) or nil
-  self.generator = dataset_mod.generator(opts.generator)
+  -- without a generator: one reseeded from torch's generator at each iteration (not here, so
+  -- that making a loader draws nothing)
+  self.reseed = opts.generator == nil
+  self.generator = dataset_mod.generator(opts.generator, 0)
   self.iterable = dataset ~= nil and dataset.is_iterable or false
   if self.iterable then
     if opts.shuffle or opts.sampler or opts.batch_sampler then
-      error("DataLoader: shuffle, sampler and batch_sampler are not allowed with an IterableDataset", 2)
+      error("DataLoader: shuffle, sampler and batch_sampler are not allowed with an IterableDataset", 3)
     end
     return self
   end
   if opts.batch_sampler then
     if opts.batch_size or opts.shuffle or opts.sampler or opts.drop_last then
-      error("DataLoader: batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and drop_last", 2)
+      error("DataLoader: batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and drop_last", 3)
     end
     self.batch_sampler = opts.batch_sampler
     return self
   end
   if opts.sampler and opts.shuffle then
-    error("DataLoader: sampler option is mutually exclusive with shuffle", 2)
+    error("DataLoader: sampler option is mutually exclusive with shuffle", 3)
   end
   self.sampler = opts.sampler or (opts.shuffle and sampler.RandomSampler(dataset, { generator = self.generator })
     or sampler.SequentialSampler(dataset))
@@ -102,7 +145,8 @@ end
 
 function DataLoader:len()
   if self.iterable then
-    if self.dataset.len then
+    local ds = self.dataset
+    if ds.len and (ds.len ~= dataset_mod.IterableDataset.len or ds.__len) then
       local n = self.dataset:len()
       if not self.batched then return n end
       return self.drop_last and math.floor(n / self.batch_size) or math.ceil(n / self.batch_size)
@@ -203,6 +247,7 @@ end
 
 -- for batch in loader:iter() do ... end
 function DataLoader:iter()
+  if self.reseed then self.generator:manual_seed(dataset_mod.global_seed()) end
   -- Drawn in both modes (as PyTorch does), so the sampler's stream is the same whatever
   -- num_workers is: a seeded loader gives identical batches with 0 or N workers.
   local drawn = self.generator:draw_seed()
@@ -212,6 +257,20 @@ function DataLoader:iter()
   return function()
     local batch = it()
     if batch ~= nil then return pinned(batch) end
+  end
+end
+
+-- for x, y in loader:unpacked() do: each batch's array fields as separate values.
+function DataLoader:unpacked()
+  local it = self:iter()
+  return function()
+    local batch = it()
+    if type(batch) ~= "table" or getmetatable(batch) ~= nil then return batch end
+    if batch[1] == nil and next(batch) ~= nil then
+      error("loader:unpacked(): this batch has named fields, not positions: write "
+        .. "`for batch in loader:iter() do` and read batch.<name>", 2)
+    end
+    return unpack(batch, 1, table.maxn(batch))
   end
 end
 

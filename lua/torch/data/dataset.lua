@@ -7,47 +7,166 @@
   num_workers > 0 each worker calls it with worker_info = {id =, num_workers =, seed =} and
   should yield only its own shard (PyTorch's get_worker_info() pattern).
 
+  A subclass ports PyTorch's as nn.Module's do, with Lua spellings of the dunder methods:
+
+      local Squares = data.Dataset:extend("Squares")
+      function Squares:__init(n) self.n = n end                  -- __init__ (returns nothing)
+      function Squares:__len() return self.n end                 -- __len__   (or :len())
+      function Squares:__getitem(i) return torch.tensor(i * i) end  -- __getitem__ (or :get(i)), 0-based
+      local ds = Squares(10); print(#ds, ds[3], ds:get(3))        -- 10, tensor(9), tensor(9)
+
+  Instances made by these classes (and the built-ins) support `#ds` (= ds:len()) and `ds[i]`
+  (= ds:get(i)): LuaJIT ignores __len on tables, so an instance is a userdata proxy over its
+  fields (`self.x = v` and `self.x` work as usual; rawget/pairs on it do not). The older Lua
+  constructor `function C:init(...) ...; return self end` still works. Python's spellings
+  (`__init__`, `__len__`, `__getitem__`) are errors naming the Lua method to define.
+
   What:
-    Dataset:extend()                 a new class whose instances get `__index` = the class
+    Dataset:extend([name])           a new class (name for messages); Class(...) makes an instance
     TensorDataset(t1, t2, ...)       get(i) -> {t1[i], t2[i], ...}; all tensors share dim 0
     ConcatDataset({ds1, ds2, ...})   ds1's samples, then ds2's, ...
     Subset(ds, indices)              get(i) -> ds:get(indices[i + 1]) (indices: Lua array, 0-based)
     random_split(ds, lengths, {generator = seed|Generator})
                                      lengths are counts, or fractions summing to 1 (remainders
-                                     go round-robin to the first splits, as PyTorch does)
-    IterableDataset:extend()         a class for iterable datasets
+                                     go round-robin to the first splits, as PyTorch does);
+                                     without a generator the seed is drawn from torch's global
+                                     generator, so torch.manual_seed makes it repeat
+    IterableDataset:extend([name])   a class for iterable datasets (`iter`, or `__iter`)
+    instance(Class, fields)          an instance without running a constructor (for built-ins)
 
   Use:
     local data = torch.utils.data
     local ds = data.TensorDataset(torch.randn(100, 3), torch.arange(100))
     local train, val = unpack(data.random_split(ds, {0.8, 0.2}, {generator = 42}))
 ]]
+local torch = require "torch"
 local Generator = require "torch.data._rng"
 
 local M = {}
 
-local function class(parent)
-  local c = {}
+local function class(parent, name)
+  local c = { __name = name or (parent and parent.__name) or "Dataset" }
   c.__index = c
-  if parent then setmetatable(c, { __index = parent, __call = function(cls, ...) return cls.new(...) end })
-  else setmetatable(c, { __call = function(cls, ...) return cls.new(...) end }) end
+  setmetatable(c, { __index = parent, __call = function(cls, ...) return cls.new(...) end })
   return c
 end
 
-local Dataset = class()
-M.Dataset = Dataset
-function Dataset:extend() local c = class(self); c.new = function(...) return setmetatable({}, c):init(...) end; return c end
-function Dataset.new() return setmetatable({}, Dataset) end
-function Dataset:init() return self end
-function Dataset:len() error("Dataset:len() is not implemented by this dataset", 2) end
-function Dataset:get() error("Dataset:get(i) is not implemented by this dataset", 2) end
+---------------------------------------------------------------- instances
+local function describe(u)
+  local ok, n = pcall(u.len, u)
+  local cls = getmetatable(u)
+  return ok and ("%s(%d samples)"):format(cls.__name, n) or ("%s()"):format(cls.__name)
+end
 
-local IterableDataset = class()
+-- A userdata proxy over `fields` (whose metatable is the class): #u calls u:len(), u[i] with a
+-- number calls u:get(i), getmetatable(u) is the class.
+local function instance(cls, fields)
+  local store = setmetatable(fields or {}, cls)
+  local u = newproxy(true)
+  local mt = getmetatable(u)
+  mt.__index = function(self, k)
+    local v = store[k]
+    if v == nil and type(k) == "number" then return self:get(k) end
+    return v
+  end
+  mt.__newindex = store
+  mt.__len = function(self) return self:len() end
+  mt.__tostring = describe
+  mt.__metatable = cls
+  return u
+end
+M.instance = instance
+
+local PYTHON_NAMES = { __init__ = "__init", __len__ = "__len", __getitem__ = "__getitem", __iter__ = "__iter" }
+
+local function check_python_names(cls)
+  for py, lua in pairs(PYTHON_NAMES) do
+    if cls[py] ~= nil then
+      error(("%s defines %s: in Lua write function %s:%s(...)"):format(cls.__name, py, cls.__name, lua), 3)
+    end
+  end
+end
+
+local function noop_init() end
+local function lua_init(self) return self end
+
+-- Class(...): __init(self, ...) as PyTorch's __init__, else the Lua-style init(...) -> self.
+local function construct(cls, ...)
+  check_python_names(cls)
+  local self = instance(cls)
+  if cls.__init ~= noop_init or cls.init == lua_init then
+    cls.__init(self, ...)
+    return self
+  end
+  local made = cls.init(self, ...)
+  if made == nil then return self end
+  return made
+end
+
+local function extend(base, name)
+  if name ~= nil and type(name) ~= "string" then
+    error("bad argument #1 to 'extend' (class name string or nil expected, got " .. type(name) .. ")", 2)
+  end
+  local c = class(base, name)
+  c.new = function(...) return construct(c, ...) end
+  return c
+end
+
+---------------------------------------------------------------- Dataset
+local Dataset = class(nil, "Dataset")
+M.Dataset = Dataset
+function Dataset:extend(name) return extend(self, name) end
+function Dataset.new() return instance(Dataset) end
+Dataset.__init, Dataset.init = noop_init, lua_init
+
+-- len()/get(i) fall back to the Python-named methods; a class defining neither is an error.
+function Dataset:len()
+  local f = self.__len
+  if f == nil then
+    local name = getmetatable(self).__name
+    error(("%s:len() is not implemented: define function %s:len() (or :__len())"):format(name, name), 2)
+  end
+  return f(self)
+end
+
+function Dataset:get(i)
+  local f = self.__getitem
+  if f == nil then
+    local name = getmetatable(self).__name
+    error(("%s:get(i) is not implemented: define function %s:get(i) (or :__getitem(i)), i 0-based")
+      :format(name, name), 2)
+  end
+  return f(self, i)
+end
+
+local IterableDataset = class(nil, "IterableDataset")
 M.IterableDataset = IterableDataset
 IterableDataset.is_iterable = true
-function IterableDataset:extend() local c = class(self); c.new = function(...) return setmetatable({}, c):init(...) end; return c end
-function IterableDataset:init() return self end
-function IterableDataset:iter() error("IterableDataset:iter() is not implemented by this dataset", 2) end
+function IterableDataset:extend(name) return extend(self, name) end
+IterableDataset.__init, IterableDataset.init = noop_init, lua_init
+
+function IterableDataset:iter(...)
+  local f = self.__iter
+  if f == nil then
+    local name = getmetatable(self).__name
+    error(("%s:iter() is not implemented: define function %s:iter() (or :__iter())"):format(name, name), 2)
+  end
+  return f(self, ...)
+end
+
+function IterableDataset:len()
+  local f = self.__len
+  if f == nil then
+    error(("%s has no len(): an IterableDataset has one only if it defines :len() or :__len()")
+      :format(getmetatable(self).__name), 2)
+  end
+  return f(self)
+end
+
+function IterableDataset:get()
+  error(("%s is an IterableDataset: iterate it (ds:iter() or a DataLoader); it has no get(i)")
+    :format(getmetatable(self).__name), 2)
+end
 
 local function check_index(name, i, n)
   if type(i) ~= "number" or i ~= math.floor(i) then
@@ -61,7 +180,7 @@ end
 M.check_index = check_index
 
 ---------------------------------------------------------------- TensorDataset
-local TensorDataset = class(Dataset)
+local TensorDataset = class(Dataset, "TensorDataset")
 M.TensorDataset = TensorDataset
 function TensorDataset.new(...)
   local tensors = { ... }
@@ -73,7 +192,7 @@ function TensorDataset.new(...)
         :format(n, k, t:size(0)), 2)
     end
   end
-  return setmetatable({ tensors = tensors, n = n }, TensorDataset)
+  return instance(TensorDataset, { tensors = tensors, n = n })
 end
 function TensorDataset:len() return self.n end
 function TensorDataset:get(i)
@@ -84,7 +203,7 @@ function TensorDataset:get(i)
 end
 
 ---------------------------------------------------------------- ConcatDataset
-local ConcatDataset = class(Dataset)
+local ConcatDataset = class(Dataset, "ConcatDataset")
 M.ConcatDataset = ConcatDataset
 function ConcatDataset.new(datasets)
   if type(datasets) ~= "table" or #datasets == 0 then
@@ -96,7 +215,7 @@ function ConcatDataset.new(datasets)
     total = total + ds:len()
     cum[k] = total
   end
-  return setmetatable({ datasets = datasets, cumulative_sizes = cum }, ConcatDataset)
+  return instance(ConcatDataset, { datasets = datasets, cumulative_sizes = cum })
 end
 function ConcatDataset:len() return self.cumulative_sizes[#self.cumulative_sizes] end
 function ConcatDataset:get(i)
@@ -111,13 +230,13 @@ function ConcatDataset:get(i)
 end
 
 ---------------------------------------------------------------- Subset
-local Subset = class(Dataset)
+local Subset = class(Dataset, "Subset")
 M.Subset = Subset
 function Subset.new(dataset, indices)
   if type(indices) ~= "table" then
     error("bad argument #2 to 'Subset' (Lua array of 0-based indices expected, got " .. type(indices) .. ")", 2)
   end
-  return setmetatable({ dataset = dataset, indices = indices }, Subset)
+  return instance(Subset, { dataset = dataset, indices = indices })
 end
 function Subset:len() return #self.indices end
 function Subset:get(i)
@@ -126,10 +245,16 @@ function Subset:get(i)
 end
 
 ---------------------------------------------------------------- random_split
+-- A seed drawn from torch's global generator, as PyTorch's
+-- torch.empty((), dtype=torch.int64).random_().item(): torch.manual_seed makes it repeat.
+function M.global_seed()
+  return torch.empty({}, { dtype = torch.int64 }):random_():item()
+end
+
 function M.generator(g, default_seed)
   if type(g) == "table" and g.randperm then return g end
   if type(g) == "number" then return Generator(g) end
-  if g == nil then return Generator(default_seed or os.time()) end
+  if g == nil then return Generator(default_seed or M.global_seed()) end
   error("generator: a seed number or a torch.utils.data.Generator expected, got " .. type(g), 3)
 end
 

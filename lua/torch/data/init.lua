@@ -11,6 +11,8 @@
     local data = require("torch").utils.data
     local loader = data.DataLoader(data.TensorDataset(x, y), {batch_size = 32, shuffle = true, generator = 0})
     for batch in loader:iter() do local xb, yb = batch[1], batch[2] end
+    for xb, yb in loader:unpacked() do ... end            -- the same, without indexing the batch
+    print(#loader, #loader.dataset)                      -- batches, samples (Python's len())
 ]]
 local dataset = require "torch.data.dataset"
 local sampler = require "torch.data.sampler"

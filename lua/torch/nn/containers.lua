@@ -6,10 +6,13 @@
       local blocks = nn.ModuleList({ nn.Linear(4, 4), nn.Linear(4, 4) })
       local heads = nn.ModuleDict({ cls = nn.Linear(4, 3) })
 
-  Indices into Sequential/ModuleList are 0-based like PyTorch's (`net:get(0)` is the first
-  layer). An error inside Sequential's forward says where: "in module 2 (Linear) of Sequential".
+  Indices into Sequential/ModuleList are 0-based like PyTorch's and like tensor indices:
+  `net[0]` (or `net:get(0)`) is the first layer, `net[-1]` the last, `net[0] = m` replaces one;
+  an index out of range is an error saying so (never a silent nil). `#net` is 0 (LuaJIT ignores
+  __len on tables): use net:len(). An error inside Sequential's forward says where:
+  "in module 2 (Linear) of Sequential".
 
-  Usage: see above; net:len(), net:append(m), net:get(i), ipairs(list:list()).
+  Usage: see above; net:len(), net:append(m), net[i], ipairs(list:list()).
 ]]
 local Module = require("torch.nn.module").Module
 local is_module = require("torch.nn.module").is_module
@@ -47,17 +50,20 @@ end
 
 -- Extra arguments go to the first module only; each later module gets its predecessor's output.
 function Sequential:forward(...)
-  local children = self:named_children()
-  if #children == 0 then return ... end
-  local x
-  for i, nm in ipairs(children) do
-    local m = nm[2]
-    local ok, out
-    if i == 1 then ok, out = pcall(m, ...) else ok, out = pcall(m, x) end
-    if not ok then
-      error(("in module %s (%s) of Sequential: %s"):format(nm[1], m._class.__name, tostring(out)), 2)
+  local names, values = self._modules.names, self._modules.values
+  if #names == 0 then return ... end
+  local x, first = nil, true
+  for _, name in ipairs(names) do
+    local m = values[name]
+    if m then
+      local ok, out
+      if first then ok, out = pcall(m, ...) else ok, out = pcall(m, x) end
+      first = false
+      if not ok then
+        error(("in module %s (%s) of Sequential: %s"):format(name, m._class.__name, tostring(out)), 2)
+      end
+      x = out
     end
-    x = out
   end
   return x
 end
@@ -68,11 +74,41 @@ function Sequential:append(m)
   return self
 end
 
+-- The child name at a 0-based index (negative counts from the end), or nil and an error message.
+local function name_at(self, i)
+  local names, kind = self._modules.names, self._class.__name
+  if type(i) ~= "number" or i ~= math.floor(i) then
+    return nil, ("%s indices are integers, got %s"):format(kind, tostring(i))
+  end
+  local n = #names
+  local j = i < 0 and i + n or i
+  if j < 0 or j >= n then
+    return nil, ("index %d is out of range for a %s of %d modules (indices are 0-based, as in "
+      .. "PyTorch: [0] is the first module, [-1] the last)"):format(i, kind, n)
+  end
+  return names[j + 1]
+end
+
 function Sequential:get(i)
-  local n = #self._modules.names
-  if i < 0 then i = i + n end
-  if i < 0 or i >= n then error(("index %d is out of range for a Sequential of %d modules"):format(i, n), 2) end
-  return self._modules.values[self._modules.names[i + 1]]
+  local name, why = name_at(self, i)
+  if name == nil then error(why, 2) end
+  return self._modules.values[name]
+end
+
+-- net[i] and net[i] = m (tail-called from Module's __index/__newindex: level 2 is the user's line).
+function Sequential:__getitem(i)
+  local name, why = name_at(self, i)
+  if name == nil then error(why, 2) end
+  return self._modules.values[name]
+end
+
+function Sequential:__setitem(i, m)
+  local name, why = name_at(self, i)
+  if name == nil then error(why, 2) end
+  if not is_module(m) then
+    error(("%s[%d] = value: a Module expected, got %s"):format(self._class.__name, i, type(m)), 2)
+  end
+  self:add_module(name, m)
 end
 
 -- The number of modules (Lua 5.1 tables ignore __len, so this is a method).
@@ -92,6 +128,7 @@ end
 ModuleList.append = Sequential.append
 ModuleList.get = Sequential.get
 ModuleList.len = Sequential.len
+ModuleList.__getitem, ModuleList.__setitem = Sequential.__getitem, Sequential.__setitem
 
 function ModuleList:extend_with(list)
   for _, m in ipairs(list) do self:append(m) end

@@ -16,6 +16,12 @@
   which gives state_dict keys PyTorch's names: "fc1.weight", "0.bias", "layers.2.norm.weight".
   `net(x)` runs forward hooks around `forward`. tostring(net) prints PyTorch's module repr.
 
+  Ported idioms: `for name, p in net:named_parameters() do` (likewise named_buffers,
+  named_modules, named_children) iterates in registration order; the result is also an array of
+  {name, value} pairs for ipairs; `for name, t in net:state_dict() do` likewise (pairs() over
+  the state dict works too, in no particular order). `net:load_state_dict(sd, false)` or `(sd, {strict = false,
+  assign = true})`; it returns PyTorch's (missing_keys, unexpected_keys).
+
   Usage: local nn = require "torch.nn"; see lua/torch/nn/*.lua for layers built on this.
 ]]
 local torch = require "torch"
@@ -79,7 +85,9 @@ local function instance_index(self, k)
   if b ~= nil then return b end
   local m = rawget(self, "_modules").values[k]
   if m ~= nil then return m end
-  return rawget(self, "_class")[k]
+  local class = rawget(self, "_class")
+  if type(k) == "number" and class.__getitem then return class.__getitem(self, k) end   -- a tail call
+  return class[k]
 end
 
 local function is_module(v) return type(v) == "table" and rawget(v, "_modules") ~= nil end
@@ -87,7 +95,10 @@ M.is_module = is_module
 
 local function instance_newindex(self, k, v)
   local params, buffers, modules = rawget(self, "_parameters"), rawget(self, "_buffers"), rawget(self, "_modules")
-  if M.is_parameter(v) then
+  local class = rawget(self, "_class")
+  if type(k) == "number" and class.__setitem then
+    return class.__setitem(self, k, v)   -- containers: seq[0] = nn.Linear(...) (a tail call)
+  elseif M.is_parameter(v) then
     odel(buffers, k); odel(modules, k)
     oset(params, k, v)
   elseif is_module(v) then
@@ -152,6 +163,9 @@ function Module.new(class, ...)
     _parameters = omap(), _buffers = omap(), _modules = omap(), _non_persistent = {},
     _forward_hooks = {}, _forward_pre_hooks = {}, _class = class, training = true,
   }, class.__instance_mt)
+  if class.__init__ ~= nil then
+    error(("%s defines __init__: in Lua the constructor is function %s:__init(...)"):format(class.__name, class.__name), 2)
+  end
   local init = class.__init
   if init then init(self, ...) end
   return self
@@ -183,8 +197,40 @@ function Module:add_module(name, m)
 end
 Module.register_module = Module.add_module
 
+---------------------------------------------------------------- named lists
+--[[ named_parameters() & co. return an array of {name, value} pairs (ipairs and nv[1], nv[2]
+     work) that is also an iterator, so PyTorch's loop ports word for word:
+         for name, p in model:named_parameters() do ... end        -- registration order
+     pairs() over the array would give 1, 2, ... and the pairs (LuaJIT ignores __pairs), so a
+     pair used as if it were the value (pair.grad, pair:size()) is an error that says so. ]]
+local cursor = setmetatable({}, { __mode = "k" })
+
+local function named_next(list, _, previous)
+  local i = previous == nil and 1 or (cursor[list] or 0) + 1
+  local nv = rawget(list, i)
+  cursor[list] = i
+  if nv == nil then return nil end
+  return nv[1], nv[2]
+end
+
+local named_mts, pair_mts = {}, {}
+local function named_list(out, what)
+  local pair_mt = pair_mts[what]
+  if pair_mt == nil then
+    pair_mt = { __index = function(_, k)
+      error(("%s() gives {name, value} pairs, this one has no field '%s': write "
+        .. "`for name, v in m:%s() do` (pairs() yields 1, 2, ... and the pairs), or nv[1], nv[2]")
+        :format(what, tostring(k), what), 2)
+    end }
+    pair_mts[what], named_mts[what] = pair_mt, { __call = named_next }
+  end
+  for i = 1, #out do setmetatable(out[i], pair_mt) end
+  return setmetatable(out, named_mts[what])
+end
+M.named_list = named_list   -- for other modules with PyTorch's named_* methods (torch.jit)
+
 ---------------------------------------------------------------- traversal
-function Module:named_children()
+local function raw_named_children(self)
   local out = {}
   for _, n in ipairs(self._modules.names) do
     local m = self._modules.values[n]
@@ -193,33 +239,38 @@ function Module:named_children()
   return out
 end
 
+function Module:named_children() return named_list(raw_named_children(self), "named_children") end
+
 function Module:children()
   local out = {}
-  for _, nm in ipairs(self:named_children()) do out[#out + 1] = nm[2] end
+  for _, nm in ipairs(raw_named_children(self)) do out[#out + 1] = nm[2] end
   return out
 end
 
 -- {{"", self}, {"fc1", fc1}, ...} depth-first, each module once.
-function Module:named_modules(prefix, seen, out)
-  prefix, seen, out = prefix or "", seen or {}, out or {}
+local function raw_named_modules(self, prefix, seen, out)
   if seen[self] then return out end
   seen[self] = true
   out[#out + 1] = { prefix, self }
-  for _, nm in ipairs(self:named_children()) do
-    nm[2]:named_modules(prefix == "" and nm[1] or (prefix .. "." .. nm[1]), seen, out)
+  for _, nm in ipairs(raw_named_children(self)) do
+    raw_named_modules(nm[2], prefix == "" and nm[1] or (prefix .. "." .. nm[1]), seen, out)
   end
   return out
 end
 
+function Module:named_modules(prefix)
+  return named_list(raw_named_modules(self, prefix or "", {}, {}), "named_modules")
+end
+
 function Module:modules()
   local out = {}
-  for _, nm in ipairs(self:named_modules()) do out[#out + 1] = nm[2] end
+  for _, nm in ipairs(raw_named_modules(self, "", {}, {})) do out[#out + 1] = nm[2] end
   return out
 end
 
 local function named_members(self, field, recurse)
   local out, seen = {}, {}
-  local list = recurse == false and { { "", self } } or self:named_modules()
+  local list = recurse == false and { { "", self } } or raw_named_modules(self, "", {}, {})
   for _, nm in ipairs(list) do
     local prefix, m = nm[1], nm[2]
     local map = m[field]
@@ -234,18 +285,22 @@ local function named_members(self, field, recurse)
   return out
 end
 
-function Module:named_parameters(recurse) return named_members(self, "_parameters", recurse) end
-function Module:named_buffers(recurse) return named_members(self, "_buffers", recurse) end
+function Module:named_parameters(recurse)
+  return named_list(named_members(self, "_parameters", recurse), "named_parameters")
+end
+function Module:named_buffers(recurse)
+  return named_list(named_members(self, "_buffers", recurse), "named_buffers")
+end
 
 function Module:parameters(recurse)
   local out = {}
-  for _, nv in ipairs(self:named_parameters(recurse)) do out[#out + 1] = nv[2] end
+  for _, nv in ipairs(named_members(self, "_parameters", recurse)) do out[#out + 1] = nv[2] end
   return out
 end
 
 function Module:buffers(recurse)
   local out = {}
-  for _, nv in ipairs(self:named_buffers(recurse)) do out[#out + 1] = nv[2] end
+  for _, nv in ipairs(named_members(self, "_buffers", recurse)) do out[#out + 1] = nv[2] end
   return out
 end
 
@@ -355,48 +410,88 @@ function Module:state_dict_keys(prefix, out)
   for _, n in ipairs(self._buffers.names) do
     if self._buffers.values[n] ~= nil and not self._non_persistent[n] then out[#out + 1] = prefix .. n end
   end
-  for _, nm in ipairs(self:named_children()) do nm[2]:state_dict_keys(prefix .. nm[1] .. ".", out) end
+  for _, nm in ipairs(raw_named_children(self)) do nm[2]:state_dict_keys(prefix .. nm[1] .. ".", out) end
   return out
 end
 
-local function lookup(self, key)
-  local m = self
-  local parts = {}
+-- The module that holds `key` ("blocks.1.weight") and the key's last part.
+local function owner(self, key)
+  local m, parts = self, {}
   for part in key:gmatch("[^%.]+") do parts[#parts + 1] = part end
   for i = 1, #parts - 1 do
     m = m._modules.values[parts[i]]
     if m == nil then return nil end
   end
-  local leaf = parts[#parts]
+  return m, parts[#parts]
+end
+
+local function lookup(self, key)
+  local m, leaf = owner(self, key)
+  if m == nil then return nil end
   return m._parameters.values[leaf] or m._buffers.values[leaf]
 end
 
+-- A state dict is a plain name -> tensor table (pairs() gives any order); calling it as an
+-- iterator gives PyTorch's order: `for name, t in m:state_dict() do`. The order lives beside it.
+local sd_keys = setmetatable({}, { __mode = "k" })
+local sd_mt = { __call = function(sd, _, previous)
+  local keys = sd_keys[sd]
+  local i = previous == nil and 0 or (cursor[sd] or 0)
+  repeat
+    i = i + 1
+    local k = keys[i]
+    if k == nil then cursor[sd] = i; return nil end
+    local v = sd[k]
+    if v ~= nil then cursor[sd] = i; return k, v end
+  until false
+end }
+
 -- state_dict() -> { ["fc1.weight"] = tensor, ... } (detached, sharing storage, as PyTorch's)
 function Module:state_dict()
-  local sd = {}
-  for _, key in ipairs(self:state_dict_keys()) do sd[key] = lookup(self, key):detach() end
-  return sd
+  local sd, keys = {}, self:state_dict_keys()
+  for _, key in ipairs(keys) do sd[key] = lookup(self, key):detach() end
+  sd_keys[sd] = keys
+  return setmetatable(sd, sd_mt)
 end
 
 local function shape_str(t) return "[" .. table.concat(t:size(), ", ") .. "]" end
 
---[[ load_state_dict(sd, strict=true) -> {missing_keys = {...}, unexpected_keys = {...}}
-     Copies values in place under no_grad. strict: any missing or unexpected key is an error
-     listing them; a shape mismatch is always an error. ]]
-function Module:load_state_dict(sd, strict)
-  if type(sd) ~= "table" then error("load_state_dict: expected a table of tensors, got " .. type(sd), 2) end
-  if strict == nil then strict = true end
-  local keys = self:state_dict_keys()
-  local expected = {}
-  local report = { missing_keys = {}, unexpected_keys = {} }
+-- load_state_dict's (strict, assign) from PyTorch's positional or keyword forms.
+local LOAD_OPTIONS = { strict = true, assign = true }
+local function load_options(opts, assign)
+  if opts == nil or type(opts) == "boolean" then
+    if opts == nil then opts = true end
+    return opts, assign == true
+  end
+  if type(opts) ~= "table" then
+    error(("bad argument #2 to 'load_state_dict' (boolean or {strict =, assign =} expected, got %s)")
+      :format(type(opts)), 3)
+  end
+  for k in pairs(opts) do
+    if not LOAD_OPTIONS[k] then
+      error(("bad argument #2 to 'load_state_dict' (unknown option '%s'; the options are strict and assign)")
+        :format(tostring(k)), 3)
+    end
+  end
+  return opts.strict ~= false, opts.assign == true
+end
+
+-- PyTorch's _IncompatibleKeys: the missing keys as an array, with both lists as fields.
+local function incompatible_keys(sd, keys, expected)
+  local missing, unexpected = {}, {}
   for _, k in ipairs(keys) do
-    expected[k] = true
-    if sd[k] == nil then report.missing_keys[#report.missing_keys + 1] = k end
+    if sd[k] == nil then missing[#missing + 1] = k end
   end
   for k in pairs(sd) do
-    if not expected[k] then report.unexpected_keys[#report.unexpected_keys + 1] = tostring(k) end
+    if not expected[k] then unexpected[#unexpected + 1] = tostring(k) end
   end
-  table.sort(report.unexpected_keys)
+  table.sort(unexpected)
+  local result = { missing_keys = missing, unexpected_keys = unexpected }
+  for i, k in ipairs(missing) do result[i] = k end
+  return result
+end
+
+local function load_errors(self, sd, keys, result, strict)
   local errors = {}
   for _, k in ipairs(keys) do
     local src, dst = sd[k], lookup(self, k)
@@ -409,23 +504,49 @@ function Module:load_state_dict(sd, strict)
       end
     end
   end
-  if strict then
-    if #report.missing_keys > 0 then
-      errors[#errors + 1] = "Missing key(s) in state_dict: " .. table.concat(report.missing_keys, ", ") .. "."
-    end
-    if #report.unexpected_keys > 0 then
-      errors[#errors + 1] = "Unexpected key(s) in state_dict: " .. table.concat(report.unexpected_keys, ", ") .. "."
-    end
+  if strict and #result.missing_keys > 0 then
+    errors[#errors + 1] = "Missing key(s) in state_dict: " .. table.concat(result.missing_keys, ", ") .. "."
   end
+  if strict and #result.unexpected_keys > 0 then
+    errors[#errors + 1] = "Unexpected key(s) in state_dict: " .. table.concat(result.unexpected_keys, ", ") .. "."
+  end
+  return errors
+end
+
+-- assign = true: the module takes the state dict's tensors (parameters keep their requires_grad).
+local function assign_tensor(self, key, src)
+  local m, leaf = owner(self, key)
+  local p = m._parameters.values[leaf]
+  if p ~= nil then m._parameters.values[leaf] = M.Parameter(src:detach(), p.requires_grad)
+  else m._buffers.values[leaf] = src end
+end
+
+--[[ load_state_dict(sd, strict=true, assign=false), also (sd, {strict =, assign =}) ->
+     missing, unexpected. Copies values in place under no_grad (assign: takes the tensors).
+     strict: any missing or unexpected key is an error listing them; a shape mismatch is always
+     an error. The first result is PyTorch's named tuple: `r.missing_keys`, `r.unexpected_keys`,
+     and it is itself the array of missing keys, so Python's
+     `missing, unexpected = m.load_state_dict(sd, strict=False)` ports as
+     `local missing, unexpected = m:load_state_dict(sd, false)`. ]]
+function Module:load_state_dict(sd, opts, assign_arg)
+  if type(sd) ~= "table" then error("load_state_dict: expected a table of tensors, got " .. type(sd), 2) end
+  local strict, assign = load_options(opts, assign_arg)
+  local keys, expected = self:state_dict_keys(), {}
+  for _, k in ipairs(keys) do expected[k] = true end
+  local result = incompatible_keys(sd, keys, expected)
+  local errors = load_errors(self, sd, keys, result, strict)
   if #errors > 0 then
     error(("Error(s) in loading state_dict for %s:\n\t%s"):format(self._class.__name, table.concat(errors, "\n\t")), 2)
   end
   torch.no_grad(function()
     for _, k in ipairs(keys) do
-      if sd[k] ~= nil then lookup(self, k):copy_(sd[k]) end
+      local src = sd[k]
+      if src ~= nil then
+        if assign then assign_tensor(self, k, src) else lookup(self, k):copy_(src) end
+      end
     end
   end)
-  return report
+  return result, result.unexpected_keys
 end
 
 ---------------------------------------------------------------- repr
@@ -435,7 +556,7 @@ function Module:extra_repr() return "" end
 function Module:__repr()
   local name = self._class.__name
   local extra = self:extra_repr()
-  local children = self:named_children()
+  local children = raw_named_children(self)
   if #children == 0 then return name .. "(" .. extra .. ")" end
   local lines = { name .. "(" }
   if extra ~= "" then lines[#lines + 1] = "  " .. extra end

@@ -6,6 +6,9 @@
                   __metadata__ (key "ltorch", JSON), so config and counters travel along
     anything else PyTorch's zip `.pt` format, readable by torch.load(path, weights_only=True)
 
+  Python's None loads as nil where Lua can hold one (a dict value: the key is absent; the whole
+  file) and as the sentinel M.None, printed "torch.None", inside lists and tuples (see pickle.lua).
+
   Loading never runs code (see pickle.lua, safetensors.lua, zipdir.lua). Saving is atomic: the
   file is written beside its destination under a temporary name, fsynced, renamed over it and
   the folder fsynced, so a crash at any point leaves the previous file intact.
@@ -220,15 +223,23 @@ local function load_safetensors(path, f, map_location)
     if k == "ltorch" then
       local ok, plain = pcall(json.decode, v)
       if not ok or type(plain) ~= "table" then error("load: bad ltorch metadata in " .. path, 0) end
+      -- null as pickle's None: nil in an object, the None sentinel in an array (JSON arrays
+      -- have no holes, so x[1] ~= nil tells them from objects)
       local function from_json(x)
         if x == json.null then return pickle.None end
         if type(x) ~= "table" then return x end
-        for kk, vv in pairs(x) do x[kk] = from_json(vv) end
+        local is_array = x[1] ~= nil
+        for kk, vv in pairs(x) do
+          local value = from_json(vv)
+          if value == pickle.None and not is_array then value = nil end
+          x[kk] = value
+        end
         return x
       end
       for pk, pv in pairs(plain) do
         if out[pk] ~= nil then error("load: metadata key '" .. pk .. "' collides with a tensor", 0) end
-        out[pk] = from_json(pv)
+        local value = from_json(pv)
+        if value ~= pickle.None then out[pk] = value end
       end
     elseif out[k] == nil then
       out[k] = v
@@ -261,6 +272,7 @@ function M.load(path, opts)
   end)
   f:close()
   if not ok then error(("load: %s: %s"):format(path, tostring(result):gsub("^load: ", "")), 2) end
+  if result == pickle.None then return nil end   -- torch.save(None, path)
   return result
 end
 

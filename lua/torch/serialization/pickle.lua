@@ -9,8 +9,12 @@
   keys, cycles), so a hostile file ends in a Lua error, never in a crash or a huge allocation.
 
   Values: dict -> Lua table (string/integer keys kept as they are, so an optimizer's 0-based
-  `state` stays 0-based); list and tuple -> Lua array; None -> pickle.None; int/float -> number
-  (ints beyond 2^53 are refused); str/bytes -> string; bool -> boolean.
+  `state` stays 0-based); list and tuple -> Lua array; int/float -> number (ints beyond 2^53
+  are refused); str/bytes -> string; bool -> boolean. None -> nil where Lua can hold it (a dict
+  value None leaves the key absent, so `if ckpt.scheduler then` reads as Python's
+  `if ckpt["scheduler"] is not None`); in a list or tuple, where nil would end the array, it is
+  the sentinel M.None, printed "torch.None" (also torch.serialization.None); saving M.None writes
+  None.
 
   load(bytes, hooks) -> value. hooks.storage(desc) turns a persistent id
   {key=, dtype=, numel=, location=} into a storage; hooks.tensor(storage, offset, size, stride,
@@ -25,7 +29,7 @@
 local ffi = require "ffi"
 
 local M = {}
-M.None = setmetatable({}, { __tostring = function() return "None" end })
+M.None = setmetatable({}, { __tostring = function() return "torch.None" end })
 
 local byte, sub, char, floor = string.byte, string.sub, string.char, math.floor
 local MAX_DEPTH, MAX_DIMS = 200, 64
@@ -130,7 +134,7 @@ function Reader:setitem(d, k, v)
   if self.kind[d] ~= "dict" then fail("SETITEM on a non-dict", self.pos) end
   k = check_key(k, self.pos)
   if d[k] ~= nil then fail("duplicate key '" .. tostring(k) .. "'", self.pos) end
-  d[k] = v
+  if v ~= M.None then d[k] = v end   -- a None value: the key stays absent (see the header)
 end
 
 function Reader:append(l, v)

@@ -21,6 +21,7 @@ local dataset = require "torch.data.dataset"
 
 local CSV = {}
 CSV.__index = CSV
+CSV.__name = "CSVDataset"
 
 local function split_line(line, delim, where)
   if not line:find('"', 1, true) then
@@ -150,7 +151,7 @@ function CSV.new(path, opts)
       row.y = nil
     end
   end
-  local self = setmetatable({ path = path, columns = {}, n = kept, categories = {} }, CSV)
+  local self = dataset.instance(CSV, { path = path, columns = {}, n = kept, categories = {} })
   for k, c in ipairs(feats) do self.columns[k] = header[c] end
   for c, m in pairs(cats) do self.categories[header[c]] = { index = m, names = catnames[c] } end
   self.features = torch.tensor(X, { dtype = torch.float32 })

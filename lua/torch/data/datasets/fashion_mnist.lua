@@ -19,6 +19,7 @@ local dataset = require "torch.data.dataset"
 
 local FashionMNIST = setmetatable({}, { __index = dataset.Dataset })
 FashionMNIST.__index = FashionMNIST
+FashionMNIST.__name = "FashionMNIST"
 FashionMNIST.classes = fmnist.classes
 
 function FashionMNIST.new(split, opts)
@@ -28,8 +29,8 @@ function FashionMNIST.new(split, opts)
   local tf = type(opts.transform) == "table" and opts.transform[1] and transforms.from_spec(opts.transform) or opts.transform
   local ttf = type(opts.target_transform) == "table" and opts.target_transform[1]
     and transforms.from_spec(opts.target_transform) or opts.target_transform
-  local self = setmetatable({ images = images, labels = labels:tolist(), split = split,
-    transform = tf, target_transform = ttf, n = images:size(0) }, FashionMNIST)
+  local self = dataset.instance(FashionMNIST, { images = images, labels = labels:tolist(), split = split,
+    transform = tf, target_transform = ttf, n = images:size(0) })
   local ok, tspec = pcall(transforms.to_spec, tf)
   local ok2, ttspec = pcall(transforms.to_spec, ttf)
   if ok and ok2 then

@@ -18,6 +18,7 @@ local dataset = require "torch.data.dataset"
 
 local M = {}
 M.__index = M
+M.__name = "Fortunes"
 
 M.PACKAGES = { en = "fortunes", de = "fortunes-de", es = "fortunes-es", it = "fortunes-it",
   pl = "fortunes-pl", pt = "fortunes-br" }
@@ -58,7 +59,7 @@ function M.new(opts)
   local env = os.getenv("LTORCH_FORTUNES_DIR")
   local root = opts.root or (env and env ~= "" and env) or "/usr/share/games/fortunes"
   local langs = opts.languages or { "en", "de", "es", "it" }
-  local self = setmetatable({ languages = langs, texts = {}, labels = {} }, M)
+  local self = dataset.instance(M, { languages = langs, texts = {}, labels = {} })
   for k, lang in ipairs(langs) do
     local fs = files(root, lang)
     if #fs == 0 then

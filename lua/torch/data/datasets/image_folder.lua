@@ -19,6 +19,7 @@ local dataset = require "torch.data.dataset"
 
 local ImageFolder = {}
 ImageFolder.__index = ImageFolder
+ImageFolder.__name = "ImageFolder"
 
 local function shell_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
@@ -53,9 +54,9 @@ function ImageFolder.new(root, opts)
     samples[#samples + 1] = { f, class_to_idx[cls] }
   end
   local tf = type(opts.transform) == "table" and opts.transform[1] and transforms.from_spec(opts.transform) or opts.transform
-  local self = setmetatable({ root = root, classes = classes, class_to_idx = class_to_idx,
+  local self = dataset.instance(ImageFolder, { root = root, classes = classes, class_to_idx = class_to_idx,
     samples = samples, transform = tf, target_transform = opts.target_transform,
-    channels = opts.channels or 0 }, ImageFolder)
+    channels = opts.channels or 0 })
   local ok, spec = pcall(transforms.to_spec, tf)
   if ok and opts.target_transform == nil then
     self.factory = { module = "torch.data.datasets.image_folder",
