@@ -66,6 +66,18 @@ describe("iterating a DataLoader", function()
     assert.equal(2, n)
   end)
 
+  it("a dataset whose __getitem returns x, y (Python's tuple) batches both", function()
+    local Pairs = data.Dataset:extend("Pairs")
+    function Pairs:__len() return 5 end
+    function Pairs:__getitem(i) return torch.tensor({ i, i }), torch.tensor(i) end
+    local seen = {}
+    for x, y in data.DataLoader(Pairs(), { batch_size = 2 }):unpacked() do
+      assert.equal(2, x:dim())
+      for _, v in ipairs(y:tolist()) do seen[#seen + 1] = v end
+    end
+    assert.same({ 0, 1, 2, 3, 4 }, seen)
+  end)
+
   it("for ... in loader (Python's form) is an error naming both Lua forms", function()
     local loader = data.DataLoader(ds)
     local line = debug.getinfo(1, "l").currentline + 1

@@ -21,6 +21,7 @@
 ]]
 local ffi = require "ffi"
 local ser = require "torch.data._serialize"
+local sample_of = require("torch.data.dataset").sample
 
 local M = {}
 
@@ -92,7 +93,7 @@ function M.run(pool_ud, id, num_workers, config_src)
       return collate(samples)
     end
     local samples = {}
-    for k = 1, count do samples[k] = dataset:get(tonumber(indices[k - 1])) end
+    for k = 1, count do samples[k] = sample_of(dataset:get(tonumber(indices[k - 1]))) end
     if not cfg.batched then return samples[1] end
     return collate(samples)
   end

@@ -191,7 +191,7 @@ function DataLoader:_iter_single()
     local idx = batches()
     if idx == nil then return nil end
     local samples = {}
-    for k = 1, #idx do samples[k] = ds:get(idx[k]) end
+    for k = 1, #idx do samples[k] = dataset_mod.sample(ds:get(idx[k])) end
     if not self.batched then return samples[1] end
     return collate(samples)
   end

@@ -139,6 +139,13 @@ function Dataset:get(i)
   return f(self, i)
 end
 
+--[[ A sample as the loader keeps it: get(i) returning several values (Python's `return x, y`)
+     becomes the table {x, y}, as PyTorch's tuple; one value stays itself. ]]
+function M.sample(...)
+  if select("#", ...) > 1 then return { ... } end
+  return (...)
+end
+
 local IterableDataset = class(nil, "IterableDataset")
 M.IterableDataset = IterableDataset
 IterableDataset.is_iterable = true
