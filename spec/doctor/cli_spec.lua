@@ -1,5 +1,6 @@
--- spec/doctor/cli_spec.lua — tools/doctor.lua: exit codes on clean and broken setups, and doctor on
--- the main recipe (recipes/train_classifier.lua, Fashion-MNIST) passing cleanly within a minute.
+-- spec/doctor/cli_spec.lua — tools/doctor.lua: exit codes on clean and broken setups and plain
+-- training scripts (their own arguments after the script, no file-name magic), and doctor on the
+-- main recipe (recipes/train_classifier.lua, Fashion-MNIST) passing cleanly within a minute.
 local function tmpfile(text)
   local p = os.tmpname()
   local f = io.open(p, "w"); f:write(text); f:close()
@@ -49,7 +50,7 @@ return dofile("spec/doctor/fixtures.lua").classification({
     local notable = tmpfile("return 1")
     code, text = sh("build/ltorch tools/doctor.lua " .. notable)
     assert.are.equal(2, code)
-    assert.matches("must return the setup table", text)
+    assert.matches("without an optimizer step and returned no setup table", text)
     os.remove(notable)
     assert.are.equal(2, (sh("build/ltorch tools/doctor.lua --recipe nope")))
     assert.are.equal(2, (sh("build/ltorch tools/doctor.lua --recipe classifier -- --bogus-flag")))
@@ -59,6 +60,33 @@ return dofile("spec/doctor/fixtures.lua").classification({
     assert.matches("unknown check 'no_such_check'", text)
     assert.are.equal(2, (sh("build/ltorch tools/doctor.lua --seed abc " .. good)))
     os.remove(good)
+  end)
+
+  it("runs a plain training script with its own arguments, within a minute", function()
+    local t0 = os.time()
+    local code, text = sh("build/ltorch tools/doctor.lua --out-dir /tmp spec/doctor/plain/clean_regression.lua")
+    assert.are.equal(0, code, text)
+    assert.matches("no training bug found", text)
+    assert.matches("0 failed, 0 warnings", text)
+    assert.is_true(os.time() - t0 < 60, "took " .. (os.time() - t0) .. " s")
+    -- `1` is the script's: one epoch of 16 steps, so 15 backward calls follow a step
+    code, text = sh("build/ltorch tools/doctor.lua --only zero_grad,train_mode spec/doctor/plain/clean_mlp.lua 1")
+    assert.are.equal(0, code, text)
+    assert.matches("15 backward calls after an optimizer step", text)
+    code, text = sh("build/ltorch tools/doctor.lua --quiet --only zero_grad spec/doctor/plain/no_zero_grad.lua")
+    assert.are.equal(1, code, text)
+    assert.matches("most likely cause: gradients accumulate", text)
+    assert.are.equal(2, (sh("build/ltorch tools/doctor.lua --steps 0 spec/doctor/plain/clean_mlp.lua")))
+  end)
+
+  it("runs a file named like the recipe as itself (no file-name magic)", function()
+    local base = os.tmpname()
+    local p = base .. "_train_classifier.lua"
+    os.execute("cp spec/doctor/plain/clean_regression.lua " .. p)
+    local code, text = sh("build/ltorch tools/doctor.lua --only target_format " .. p)
+    os.remove(p); os.remove(base)
+    assert.are.equal(0, code, text)
+    assert.matches("task regression", text)
   end)
 
   local recipe = io.open("recipes/classifier_lib.lua", "r")

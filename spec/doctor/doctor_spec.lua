@@ -136,6 +136,10 @@ describe("torch.doctor finds planted bugs", function()
     local r = run(fx.classification({ model = function() return Blind() end }))
     assert.are.equal("fail", verdict(r, "input_independent"))
     assert.are.equal("fail", verdict(r, "overfit_batch"))
+    -- neither the labels nor the LR are to blame: the baseline failure stays unexplained
+    assert.is_nil(r:get("input_independent").explained_by)
+    assert.are_not.equal("fail", verdict(r, "label_alignment"))
+    assert.are_not.equal("fail", verdict(r, "learning_rate"))
   end)
 
   it("labels unrelated to the inputs (shuffled separately)", function()
@@ -144,7 +148,10 @@ describe("torch.doctor finds planted bugs", function()
     local ys = y:index_select(0, torch.randperm(y:size(0)))
     s.train_loader = function() return fx.batches(x, ys, 64) end
     local r = run(s)
-    assert.are.equal("fail", verdict(r, "input_independent"))
+    assert.are.equal("label_alignment", r.cause.id)
+    assert.are.equal("label_alignment", r:get("input_independent").explained_by)
+    assert.matches("shuffled across samples", r.cause.evidence)
+    assert.are.equal(1, r.failed)
   end)
 
   it("NaN in the inputs", function()
@@ -280,6 +287,50 @@ describe("torch.doctor finds planted bugs", function()
     r = run(s, { checks = { "split_leak" } })
     assert.are.equal("fail", verdict(r, "split_leak"))
     assert.matches("256 exact duplicates", r:get("split_leak").evidence)
+  end)
+end)
+
+describe("torch.doctor tells apart the causes of an input-independent model", function()
+  it("a learning rate too small: the loss barely moves, a larger LR fits", function()
+    local r = run(fx.classification({ optimizer = function(p) return optim.SGD(p, { lr = 1e-12 }) end }))
+    assert.are.equal("learning_rate", r.cause.id)
+    assert.matches("too small", r.cause.title)
+    assert.matches("1e%-02: ", r.cause.evidence)                 -- the sweep's numbers
+    assert.are.equal("learning_rate", r:get("overfit_batch").explained_by)
+    assert.are_not.equal("fail", verdict(r, "label_alignment"))  -- not blamed on the labels
+    assert.are.equal(1, r.failed)
+  end)
+
+  it("constant inputs: every sample of a batch is the same tensor", function()
+    local s = fx.classification(); local y = s.data.y
+    local zeros = torch.zeros(512, 8)
+    s.train_loader = function() return fx.batches(zeros, y, 64) end
+    s.val_loader = nil
+    local r = run(s)
+    assert.are.equal("input_pipeline", r.cause.id)
+    assert.matches("all zero", r.cause.evidence)
+    assert.are.equal("input_pipeline", r:get("input_independent").explained_by)
+    assert.are.equal(1, r.failed)
+  end)
+
+  it("a clean twin passes all three (inputs vary, the LR trains, labels beat shuffled ones)", function()
+    local r = run(fx.classification(), { checks = { "input_pipeline", "overfit_batch", "learning_rate",
+      "input_independent", "label_alignment" } })
+    for _, id in ipairs({ "input_pipeline", "learning_rate", "label_alignment" }) do
+      assert.are.equal("ok", verdict(r, id), id)
+    end
+    assert.is_nil(r.cause)
+  end)
+end)
+
+describe("torch.doctor loss coverage", function()
+  it("flags an ignore_index that is a real class, and passes padding-only ignore_index", function()
+    local r = run(fx.classification({ loss_fn = nn.CrossEntropyLoss({ ignore_index = 0 }) }),
+      { checks = { "loss_coverage" } })
+    assert.are.equal("fail", verdict(r, "loss_coverage"))
+    assert.matches("class 0 is ignored", r:get("loss_coverage").evidence)
+    r = run(fx.classification(), { checks = { "loss_coverage" } })
+    assert.are.equal("ok", verdict(r, "loss_coverage"))
   end)
 end)
 

@@ -1,34 +1,40 @@
 --[[
-  torch.doctor.cli — the doctor command line, as a function (tools/doctor.lua and any `ltorch
-  doctor` subcommand call it): main(argv, prog) -> exit status, never os.exit itself.
+  torch.doctor.cli — the doctor command line, as a function (tools/doctor.lua and `ltorch doctor`
+  call it): main(argv, prog) -> exit status, never os.exit itself.
 
-    doctor SETUP.lua [--fix] [--quiet] [--seed N] [--only id,id] [--out-dir DIR] [--device DEV]
-                     [--scan N] [--json FILE]
-    doctor --recipe classifier [options] [-- recipe flags, e.g. --model cnn --limit-train 6000]
+    doctor [options] SCRIPT.lua [the script's own args ...]
+    doctor [options] --recipe classifier [-- recipe flags, e.g. --model cnn --limit-train 6000]
+  SCRIPT.lua is an ordinary training script (run under instrumentation for --steps optimizer
+  steps, then stopped and examined) or a file returning a setup table (torch.doctor.setup).
+  Doctor's options come before the script; everything after it is the script's.
   Exit 0: no check failed (warnings allowed); 1: a check failed; 2: usage or setup error.
 ]]
 local M = {}
 
 function M.usage(prog)
-  prog = prog or "ltorch tools/doctor.lua"
+  prog = prog or "ltorch doctor"
   return ([[
-usage: %s SETUP.lua [--fix] [--quiet] [--seed N] [--only id,id] [--out-dir DIR]
-                    [--device DEV] [--scan N] [--json FILE]
-       %s --recipe classifier [options] [-- recipe flags, e.g. --model cnn]
-  Runs the training checklist on the setup SETUP.lua returns (protocol: lua/torch/doctor/setup.lua):
-  NaN/Inf, target format, softmax before the loss, loss at init, BatchNorm after a bias, eval
-  mode, grad flow, zero_grad, output-bias init, overfit one batch, input-independent baseline,
-  a look at the batch, the LR schedule, duplicates and train/val leaks.
-  --only id,id   run only these checks (ids: nonfinite target_format softmax_before_loss init_loss
-                 bn_after_bias eval_mode grad_flow zero_grad output_bias overfit_batch
-                 input_independent batch_view lr_schedule split_leak)
+usage: %s [options] SCRIPT.lua [script args...]
+       %s [options] --recipe classifier [-- recipe flags, e.g. --model cnn]
+  Runs SCRIPT.lua, an ordinary training script, for a few optimizer steps under instrumentation
+  (module forwards and their train/eval mode, loss calls, zero_grad/backward/step, the LR,
+  DataLoader batches, validation passes), stops it, and runs the training checklist on what it
+  saw plus probes on its model, loss, optimizer and batches (overfit one batch, zeroed-input and
+  shuffled-label baselines, an LR sweep, loss at init). The report opens with the most likely
+  cause. SCRIPT.lua may instead return a setup table (protocol: lua/torch/doctor/setup.lua).
+  --steps N      optimizer steps to observe before stopping the script (default 50)
+  --only id,id   run only these checks (ids: nonfinite target_format input_pipeline
+                 softmax_before_loss init_loss bn_after_bias eval_mode train_mode grad_flow
+                 grad_reach zero_grad output_bias overfit_batch learning_rate input_independent
+                 label_alignment loss_coverage batch_view lr_schedule lr_applied eval_data split_leak)
   --fix          apply the suggested output bias to the models of the later checks
   --seed N       seed for every model built (default 0)
   --out-dir DIR  where the batch grid PNG goes (default runs/doctor)
   --scan N       batches scanned for duplicates / train-val leaks (default 50)
   --device DEV   move the batches and the models to DEV (cuda, cuda:1, ...)
   --json FILE    also write the findings as JSON (for CI)
-  --quiet        print only the summary line
+  --verbose      let the script print while it runs
+  --quiet        print only the most likely cause and the summary line
   exit 0: no check failed; 1: a check failed; 2: usage or setup error]]):format(prog, prog)
 end
 
@@ -42,12 +48,14 @@ local function write_json(path, report)
   local json = require "torch.serialization.json"
   local list = {}
   for i, f in ipairs(report.findings) do
-    list[i] = { id = f.id, verdict = f.verdict, title = f.title, evidence = f.evidence or "", cause = f.cause or "" }
+    list[i] = { id = f.id, verdict = f.verdict, title = f.title, evidence = f.evidence or "", cause = f.cause or "",
+      severity = f.severity, confidence = f.confidence, explained_by = f.explained_by or "" }
   end
   local fh, why = io.open(path, "w")
   if not fh then return nil, why end
   fh:write(json.encode({ task = report.task, failed = report.failed, warned = report.warned,
-    skipped = report.skipped, findings = list }), "\n")
+    skipped = report.skipped, explained = report.explained, cause = report.cause and report.cause.id or "",
+    findings = list }), "\n")
   fh:close()
   return true
 end
@@ -55,7 +63,7 @@ end
 function M.main(argv, prog)
   local err = function(msg) io.stderr:write(msg, "\n") end
   local function bad(msg) err("doctor: " .. msg); err(M.usage(prog)); return 2 end
-  local opts, path, recipe, recipe_args = {}, nil, nil, {}
+  local opts, path, recipe, recipe_args = { args = {} }, nil, nil, {}
   local i = 1
   while i <= #argv do
     local a = argv[i]
@@ -70,6 +78,10 @@ function M.main(argv, prog)
     elseif a == "--" then
       for j = i + 1, #argv do recipe_args[#recipe_args + 1] = argv[j] end
       break
+    elseif a == "--verbose" then opts.verbose = true
+    elseif a == "--steps" then
+      opts.steps = tonumber(value())
+      if not opts.steps or opts.steps < 1 then return bad("--steps needs a positive number") end
     elseif a == "--seed" then opts.seed = tonumber(value()); if not opts.seed then return bad("--seed needs a number") end
     elseif a == "--scan" then opts.scan_batches = tonumber(value()); if not opts.scan_batches then return bad("--scan needs a number") end
     elseif a == "--out-dir" then opts.out_dir = value(); if not opts.out_dir then return bad("--out-dir needs a folder") end
@@ -81,13 +93,14 @@ function M.main(argv, prog)
       opts.checks = {}
       for id in v:gmatch("[^,]+") do opts.checks[#opts.checks + 1] = id end
     elseif a:sub(1, 1) == "-" then return bad("unknown option " .. a)
-    elseif path then return bad("one setup script expected")
-    else path = a end
+    else
+      path = a
+      for j = i + 1, #argv do opts.args[#opts.args + 1] = argv[j] end
+      break
+    end
     i = i + 1
   end
-  -- `ltorch doctor recipes/train_classifier.lua` means the classifier recipe's own builders
-  if path and not recipe and path:match("train_classifier%.lua$") then path, recipe = nil, "classifier" end
-  if not path and not recipe then return bad("a setup script (or --recipe classifier) is required") end
+  if not path and not recipe then return bad("a training script (or --recipe classifier) is required") end
   if path and recipe then return bad("give a setup script or --recipe, not both") end
   local doctor = require "torch.doctor"
   local setup = path
@@ -106,7 +119,7 @@ function M.main(argv, prog)
   end
   local ok, report = pcall(doctor.run, setup, opts)
   if not ok then err(tostring(report)); return 2 end
-  if opts.quiet then print(report:summary()) end
+  if opts.quiet then print(report:diagnosis()); print(report:summary()) end
   if opts.json then
     local okj, why = write_json(opts.json, report)
     if not okj then err("doctor: cannot write " .. tostring(why)); return 2 end

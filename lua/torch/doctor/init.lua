@@ -1,40 +1,64 @@
 --[[
-  torch.doctor — runs the training checklist against a training setup and reports, per check,
-  a verdict, the numbers behind it and the likely cause. It finds silent training bugs before a
-  full run: loss at init vs theory, a softmax before cross_entropy, wrong target dtype/shape,
-  a model that cannot overfit one batch, one that ignores its inputs, a missing output-bias
-  init, NaN/Inf, dropout/BatchNorm active in eval, missing zero_grad, BatchNorm after a biased
-  layer, gradient flow, an LR schedule that does not fit the run, duplicated or leaking samples.
+  torch.doctor — runs the training checklist on a training script or setup and gives a
+  differential diagnosis: the single most likely cause of a silent training bug, with its
+  numbers, then the other findings ranked by severity x confidence; symptoms that a stronger
+  finding accounts for are marked explained and do not count as failures.
 
     local doctor = require "torch.doctor"
+    local report = doctor.run("train.lua", {args = {"--epochs", "3"}, steps = 50})  -- a plain script
     local report = doctor.run(setup, {seed = 0, fix = false, out_dir = "runs/doctor", quiet = false})
-    report.findings            -- array of {id, verdict, title, evidence, cause}
+    report.cause               -- the most likely cause (a finding), nil when nothing is wrong
+    report.ranked              -- the unexplained fails and warns, most likely first
+    report.findings            -- every finding: {id, verdict, title, evidence, cause, severity,
+                               --   confidence, explained_by}
     report:get("init_loss")    -- one finding by id
-    report.failed, report.warned   -- counts; report.ok = (failed == 0)
+    report.failed, report.warned   -- unexplained counts; report.ok = (failed == 0)
 
-  `setup` is a table or a script returning one; the protocol is documented in
-  torch.doctor.setup. Options: seed (0), batches (cached batches, 8), scan_batches (for the
-  duplicate scan, 50), overfit_steps (150), baseline_steps (60), bias_steps (20),
-  checks (an array of ids to run; default all), fix (true: the suggested output bias is
-  applied to the models of the later checks — overfit_batch, input_independent — and
-  report.fix_bias holds it; doctor.apply_bias(model, report.fix_bias) applies it to yours),
-  device (or setup.device: batches and models are moved there), out_dir (where the
-  batch grid PNG goes; false: none), quiet (no printing).
+  A path is run by torch.doctor.script: an ordinary training script runs under instrumentation
+  for `steps` optimizer steps (default 50) and is stopped; what it trained becomes the setup of
+  the probes, and its trace feeds the checks on its own loop (train_mode, zero_grad, grad_reach,
+  lr_applied, eval_data). A file returning a setup table, or the table itself, is the explicit
+  path (protocol: torch.doctor.setup). Options: args (the script's arguments), steps, verbose
+  (let the script print), seed (0), batches (cached batches, 8), scan_batches (for the duplicate
+  scan, 50), overfit_steps (150), baseline_steps (60), bias_steps (20), sweep_steps (60),
+  sweep_lrs ({1e-4, 1e-3, 1e-2, 1e-1}), checks (an array of ids to run; default all), fix (true:
+  the suggested output bias is applied to the models of the later checks and report.fix_bias
+  holds it; doctor.apply_bias(model, report.fix_bias) applies it to yours), device (or
+  setup.device), out_dir (where the batch grid PNG goes; false: none), quiet (no printing).
 
-  Command line: build/ltorch tools/doctor.lua SETUP.lua [--fix] [--quiet] [--only id,id]
-  (exit 0 when nothing failed, 1 when a check failed, 2 on a usage error).
+  Command line: ltorch doctor [options] train.lua [its args] (torch.doctor.cli; exit 0 when
+  nothing failed, 1 when a check failed, 2 on a usage error).
 ]]
 local torch = require "torch"
 local S = require "torch.doctor.setup"
 local C = require "torch.doctor.checks"
+local P = require "torch.doctor.probes"
+local DC = require "torch.doctor.data_checks"
+local T = require "torch.doctor.trace_checks"
+local D = require "torch.doctor.diagnose"
+local Script = require "torch.doctor.script"
 
-local M = { setup = S, checks = C }
+local M = { setup = S, checks = C, data_checks = DC, probes = P, trace_checks = T, diagnose = D }
 
 M.order = {
-  "nonfinite", "target_format", "softmax_before_loss", "init_loss", "bn_after_bias", "eval_mode",
-  "grad_flow", "zero_grad", "output_bias", "overfit_batch", "input_independent", "batch_view",
-  "lr_schedule", "split_leak",
+  "nonfinite", "target_format", "input_pipeline", "softmax_before_loss", "init_loss", "bn_after_bias",
+  "eval_mode", "train_mode", "grad_flow", "grad_reach", "zero_grad", "output_bias", "overfit_batch",
+  "learning_rate", "input_independent", "label_alignment", "loss_coverage", "batch_view", "lr_schedule",
+  "lr_applied", "eval_data", "split_leak",
 }
+
+-- checks that judge the script's own loop: run only on a traced script
+local trace_only = { train_mode = true, grad_reach = true, lr_applied = true, eval_data = true }
+-- checks that train or need label statistics: skipped when the targets do not fit the loss
+local needs_stats = { init_loss = true, overfit_batch = true, output_bias = true, input_independent = true,
+  learning_rate = true, label_alignment = true }
+
+local function check_fn(ctx, id)
+  if ctx.trace and T[id] then return T[id] end
+  if trace_only[id] then return nil end
+  if ctx.trace and id == "lr_schedule" then return nil end   -- lr_applied judges the observed LR
+  return P[id] or DC[id] or C[id]
+end
 
 local marks = { ok = "ok  ", warn = "WARN", fail = "FAIL", skip = "skip" }
 
@@ -47,22 +71,55 @@ function Report:get(id)
 end
 
 function M.format_finding(f)
-  local lines = { ("[%s] %-20s %s"):format(marks[f.verdict] or f.verdict, f.id, f.title) }
+  local mark = marks[f.verdict] or f.verdict
+  if f.explained_by then mark = mark:lower() end
+  local head = ("[%s] %-20s %s"):format(mark, f.id, f.title)
+  if f.severity and f.severity ~= "none" and not f.explained_by then
+    head = head .. ("  (severity %s, confidence %.2f)"):format(f.severity, f.confidence)
+  end
+  local lines = { head }
+  if f.explained_by then lines[#lines + 1] = "       explained by " .. f.explained_by end
   if f.evidence and f.evidence ~= "" then lines[#lines + 1] = "       evidence: " .. f.evidence end
-  if f.cause and f.verdict ~= "ok" then lines[#lines + 1] = "       likely cause: " .. f.cause end
+  if f.cause and f.verdict ~= "ok" and not f.explained_by then lines[#lines + 1] = "       likely cause: " .. f.cause end
   return table.concat(lines, "\n")
 end
 
-function Report:__tostring()
+-- The diagnosis: the most likely cause with its numbers, then the other findings, ranked.
+function Report:diagnosis()
   local out = {}
+  if not self.cause then
+    out[1] = "diagnosis: no training bug found"
+    return table.concat(out, "\n")
+  end
+  local c = self.cause
+  out[#out + 1] = ("most likely cause: %s [%s, confidence %.2f]"):format(c.title, c.id, c.confidence)
+  if c.evidence and c.evidence ~= "" then out[#out + 1] = "  evidence: " .. c.evidence:gsub("\n.*", "") end
+  if c.cause then out[#out + 1] = "  what to do: " .. c.cause end
+  if #self.ranked > 1 then
+    out[#out + 1] = "then, ranked:"
+    for i = 2, #self.ranked do
+      local f = self.ranked[i]
+      out[#out + 1] = ("  %d. [%s] %s: %s (confidence %.2f)"):format(i - 1, marks[f.verdict], f.id, f.title, f.confidence)
+    end
+  end
+  local explained = {}
+  for _, f in ipairs(self.findings) do
+    if f.explained_by then explained[#explained + 1] = f.id .. " (by " .. f.explained_by .. ")" end
+  end
+  if #explained > 0 then out[#out + 1] = "explained by the above: " .. table.concat(explained, ", ") end
+  return table.concat(out, "\n")
+end
+
+function Report:__tostring()
+  local out = { self:diagnosis(), "checks:" }
   for _, f in ipairs(self.findings) do out[#out + 1] = M.format_finding(f) end
   out[#out + 1] = self:summary()
   return table.concat(out, "\n")
 end
 
 function Report:summary()
-  return ("doctor: %d checks, %d failed, %d warnings, %d skipped (%.1f s CPU)"):format(
-    #self.findings, self.failed, self.warned, self.skipped, self.seconds or 0)
+  return ("doctor: %d checks, %d failed, %d warnings, %d skipped, %d explained (%.1f s CPU)"):format(
+    #self.findings, self.failed, self.warned, self.skipped, self.explained or 0, self.seconds or 0)
 end
 
 local run
@@ -79,10 +136,16 @@ end
 run = function(setup, opts)
   opts = opts or {}
   local t0 = os.clock()
-  local s = S.load(setup)
+  local s = setup
+  local script_seconds
+  if type(s) == "string" then
+    s = Script.load(s, opts.args, { budget = opts.steps, verbose = opts.verbose })
+    script_seconds = os.clock() - t0
+  end
+  s = S.load(s)
   S.validate(s)
   local say = opts.quiet and function() end or function(str) io.write(str, "\n"); io.flush() end
-  local ctx = { setup = s, opts = opts, seed = opts.seed or 0 }
+  local ctx = { setup = s, opts = opts, seed = opts.seed or 0, trace = s.trace }
   local want
   if opts.checks then
     want = {}
@@ -105,7 +168,7 @@ run = function(setup, opts)
   torch.manual_seed(ctx.seed)
   ctx.batches = S.take(s, s.train_loader, opts.batches or 8)
   if #ctx.batches == 0 then error("doctor: train_loader yielded no batches", 0) end
-  ctx.scan_batches = S.take(s, s.train_loader, opts.scan_batches or 50)
+  ctx.scan_batches = S.take(s, s.scan_loader or s.train_loader, opts.scan_batches or 50)
   for i, b in ipairs(ctx.batches) do
     if not torch.is_tensor(b.x) or not torch.is_tensor(b.y) then
       error(("doctor: batch %d is not {x, y} tensors (got %s, %s); pass setup.batch"):format(i - 1, type(b.x), type(b.y)), 0)
@@ -134,28 +197,27 @@ run = function(setup, opts)
   local function add(f)
     if not f then return end
     report.findings[#report.findings + 1] = f
-    if f.verdict == "fail" then report.failed = report.failed + 1
-    elseif f.verdict == "warn" then report.warned = report.warned + 1
-    elseif f.verdict == "skip" then report.skipped = report.skipped + 1 end
-    say(M.format_finding(f))
   end
 
-  local needs_stats = { init_loss = true, overfit_batch = true, output_bias = true, input_independent = true }
   for _, id in ipairs(M.order) do
     if not want or want[id] then
       if needs_stats[id] and not ctx.stats then
         local okst, st = pcall(C.target_stats, ctx)
         ctx.stats = okst and st or nil
       end
-      if blocking and (id == "init_loss" or id == "overfit_batch" or id == "input_independent" or id == "output_bias") then
+      local fn = check_fn(ctx, id)
+      if not fn then   -- luacheck: ignore 542 (not applicable to this kind of run)
+      elseif blocking and needs_stats[id] then
         add({ id = id, verdict = "skip", title = "skipped: the targets do not fit the loss (see target_format)" })
       elseif needs_stats[id] and not ctx.stats then
         add({ id = id, verdict = "skip", title = "skipped: no target statistics (see target_format)" })
       else
-        local okc, f = pcall(C[id], ctx)
+        local c0 = os.clock()
+        local okc, f = pcall(fn, ctx)
         if not okc then
           f = { id = id, verdict = "fail", title = "the check raised an error", evidence = tostring(f) }
         end
+        if f then f.seconds = os.clock() - c0 end
         add(f)
         if id == "target_format" and f and f.verdict == "fail" then blocking = true end
         if id == "output_bias" and opts.fix and ctx.fix_bias then
@@ -170,10 +232,19 @@ run = function(setup, opts)
       end
     end
   end
+  report.ranked, report.cause = D.rank(report.findings)
+  report.explained = 0
+  for _, f in ipairs(report.findings) do
+    if f.explained_by then report.explained = report.explained + 1
+    elseif f.verdict == "fail" then report.failed = report.failed + 1
+    elseif f.verdict == "warn" then report.warned = report.warned + 1 end
+    if f.verdict == "skip" then report.skipped = report.skipped + 1 end
+  end
   report.seconds = os.clock() - t0
+  report.script_seconds = script_seconds
   report.ok = report.failed == 0
   report.batch_png = ctx.batch_png
-  say(report:summary())
+  say(tostring(report))
   return report
 end
 

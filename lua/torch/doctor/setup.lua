@@ -58,13 +58,21 @@ function M.validate(s)
   end
 end
 
+-- Does v have an iter method (a DataLoader: a table, or the userdata proxy DataLoader makes)?
+local function has_iter(v)
+  if type(v) ~= "table" and type(v) ~= "userdata" then return false end
+  local ok, f = pcall(function() return v.iter end)
+  return ok and type(f) == "function"
+end
+M.has_iter = has_iter
+
 -- An iterator over batches from a loader-ish value.
 function M.iterate(loader)
   if type(loader) == "function" then
     -- a builder (returns a loader) or an iterator (returns batches): builders take no args and
     -- return a non-batch value; try calling once.
     local v = loader()
-    if type(v) == "table" and (v.iter or (v[1] ~= nil and type(v[1]) == "table" and not torch.is_tensor(v[1]))) then
+    if has_iter(v) or (type(v) == "table" and v[1] ~= nil and type(v[1]) == "table" and not torch.is_tensor(v[1])) then
       return M.iterate(v)
     end
     if type(v) == "function" then return v end
@@ -74,8 +82,8 @@ function M.iterate(loader)
       return loader()
     end
   end
+  if has_iter(loader) then return loader:iter() end
   if type(loader) == "table" then
-    if type(loader.iter) == "function" then return loader:iter() end
     local i = 0
     return function() i = i + 1; return loader[i] end
   end
