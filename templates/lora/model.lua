@@ -33,4 +33,12 @@ end
 
 function M.new(config) return CharLM(config) end
 
+-- The head's bias from a text's byte frequencies (add-one smoothed log prior): training then
+-- starts at the text's unigram loss instead of spending its first steps learning it (ltorch
+-- doctor's output_bias check). bytes: a 1-D integer tensor of byte values.
+function M.init_head_bias(model, bytes)
+  local counts = torch.bincount(bytes:to(torch.int64):view(-1), { minlength = M.VOCAB }):double() + 1
+  torch.no_grad(function() model.head.bias:copy_((counts / counts:sum()):log()) end)
+end
+
 return M

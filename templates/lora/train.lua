@@ -78,10 +78,12 @@ local function main()
   local pre_val = data.val_batches(pre.val, c.batch_size, c.context, c.eval_batches)
   local ft_val = data.val_batches(ft.val, c.batch_size, c.context, c.eval_batches)
   local model = model_mod.new(c):to(mp.device)
+  model_mod.init_head_bias(model, pre.train)      -- the byte prior: see model.lua
   print(("pretrain: %s (%d / %d bytes)  fine-tune: %s (%d / %d bytes)  model %d parameters on %s"):format(
     pre.name, pre.train:size(0), pre.val:size(0), ft.name, ft.train:size(0), ft.val:size(0), model:num_parameters(),
     mp:describe()))
-  print(("loss at init %.4f (uniform over 256 bytes: ln(256) = %.4f)"):format(evaluate(model, pre_val, mp), math.log(256)))
+  print(("loss at init %.4f (uniform over 256 bytes: ln(256) = %.4f; the head's bias starts at the byte prior)")
+    :format(evaluate(model, pre_val, mp), math.log(256)))
   os.execute("mkdir -p '" .. c.out:gsub("'", "'\\''") .. "'")
 
   -- 1. pretraining: every parameter trains
