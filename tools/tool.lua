@@ -1,6 +1,7 @@
 --[[
   tools/tool.lua — command line for the helper tools (lua/torch/tools): env, estimate-memory,
-  estimate-compute, compare-runs, check-splits, find-nan-batches.
+  estimate-compute, compare-runs, check-splits, find-nan-batches, inspect-checkpoint,
+  check-dataset, profile-dataloader, benchmark-model, serving-capacity.
 
   Usage:  build/ltorch tools/tool.lua NAME [options]      (NAME --help for each; no NAME: the list)
   Exit:   0 fine, 1 the tool found a problem, 2 usage error or malformed input.

@@ -10,17 +10,26 @@
     compare-runs      paired comparison of two configurations across seeds (bootstrap CI)
     check-splits      train/val/test overlap, duplicates, group leakage, temporal order
     find-nan-batches  scans a doctor setup's loaders for non-finite inputs/targets
+    inspect-checkpoint  keys, shapes, parameters per module, optimizer state, metadata
+    check-dataset     the dataset contract: length, shapes/dtypes, labels, NaN/Inf, determinism
+    profile-dataloader  samples/s per worker count, and the share of a step spent waiting for data
+    benchmark-model   forward/backward latency, throughput and peak memory by batch size
+    serving-capacity  requests/s per replica and the replicas for a QPS under a p99 SLO
 
   Exit codes (all tools): 0 fine, 1 the tool found a problem (does not fit, inconclusive,
   leak, NaN), 2 usage error or malformed input. `--help` prints the usage and exits 0.
 ]]
 local M = {}
 
-M.names = { "env", "estimate-memory", "estimate-compute", "compare-runs", "check-splits", "find-nan-batches" }
+M.names = { "env", "estimate-memory", "estimate-compute", "compare-runs", "check-splits", "find-nan-batches",
+  "inspect-checkpoint", "check-dataset", "profile-dataloader", "benchmark-model", "serving-capacity" }
 local modules = {
   ["env"] = "torch.tools.env", ["estimate-memory"] = "torch.tools.memory",
   ["estimate-compute"] = "torch.tools.compute", ["compare-runs"] = "torch.tools.compare_runs",
   ["check-splits"] = "torch.tools.check_splits", ["find-nan-batches"] = "torch.tools.find_nan",
+  ["inspect-checkpoint"] = "torch.tools.inspect_checkpoint", ["check-dataset"] = "torch.tools.check_dataset",
+  ["profile-dataloader"] = "torch.tools.profile_dataloader", ["benchmark-model"] = "torch.tools.benchmark",
+  ["serving-capacity"] = "torch.tools.serving",
 }
 
 -- A usage error: raised as a table so main() can turn it into exit status 2.

@@ -1,0 +1,123 @@
+--[[
+  torch.tools.benchmark — `tool.lua benchmark-model SETUP.lua`: forward and forward+backward
+  latency and throughput of the setup's model for each --batch-sizes (default 1,8,32), on
+  batches made by repeating the first sample of its first train batch.
+    forward   eval mode, no grad;  train step: forward, loss (setup.loss_fn, else output sum),
+    backward, grads zeroed;  each timed over --iters runs after --warmup runs, median reported;
+    samples/s = batch / median.  On CUDA every timing is bracketed by torch.cuda.synchronize().
+  Peak memory: on CPU the process's peak RSS (VmHWM, Linux), on CUDA
+  torch.cuda.max_memory_allocated after reset_peak_memory_stats per batch size.
+  Exit 0 all batch sizes ran, 1 one failed (out of memory, shape error: the message is shown),
+  2 usage error or a setup that does not load.
+]]
+local torch = require "torch"
+local T = require "torch.tools"
+local C = require "torch.tools._clock"
+local U = require "torch.tools._setup"
+local S = require "torch.doctor.setup"
+
+local M = { name = "benchmark-model", summary = "forward/backward latency, throughput and peak memory by batch size",
+  usage = [[usage: ltorch tools/tool.lua benchmark-model SETUP.lua [--batch-sizes 1,8,32] [--iters N] [--warmup N]
+         [--device cpu|cuda] [--json]
+  SETUP.lua returns a doctor setup (model, train_loader, loss_fn; see torch.doctor.setup)
+exit 0 all batch sizes ran, 1 one failed, 2 usage / setup error]] }
+
+-- peak resident set size in bytes (Linux), or nil
+function M.peak_rss()
+  local f = io.open("/proc/self/status", "r")
+  if not f then return nil end
+  local s = f:read("*a")
+  f:close()
+  local kb = s:match("VmHWM:%s*(%d+)")
+  return kb and tonumber(kb) * 1024
+end
+
+local function median(times)
+  table.sort(times)
+  return C.percentile(times, 0.5)
+end
+
+local function timed(fn, iters, warmup, cuda)
+  for _ = 1, warmup do fn() end
+  local times = {}
+  for i = 1, iters do
+    if cuda then torch.cuda.synchronize() end
+    local t0 = C.now()
+    fn()
+    if cuda then torch.cuda.synchronize() end
+    times[i] = C.now() - t0
+  end
+  return median(times)
+end
+
+-- one batch size -> {batch, forward_ms, train_ms, forward_sps, train_sps, peak_bytes}
+function M.bench(setup, model, x, y, b, opts)
+  local cuda = opts.device == "cuda"
+  local xb, yb = U.batch_of(x, b), U.batch_of(y, b)
+  if cuda then
+    xb = xb:to("cuda"); if torch.is_tensor(yb) then yb = yb:to("cuda") end
+    torch.cuda.reset_peak_memory_stats()
+  end
+  model:eval()
+  local fwd = timed(function() torch.no_grad(function() return model:forward(xb) end) end, opts.iters, opts.warmup, cuda)
+  model:train()
+  local step = timed(function()
+    model:zero_grad()
+    local out = model:forward(xb)
+    local loss = (setup.loss_fn and yb ~= nil) and S.call_loss(setup, out, yb) or out:sum()
+    loss:backward()
+  end, opts.iters, opts.warmup, cuda)
+  return { batch = b, forward_ms = fwd * 1e3, train_ms = step * 1e3, forward_sps = b / fwd, train_sps = b / step,
+    peak_bytes = cuda and torch.cuda.max_memory_allocated() or M.peak_rss() }
+end
+
+local function sizes(s)
+  local list = {}
+  for part in tostring(s):gmatch("[^,]+") do
+    local n = tonumber(part)
+    if not n or n < 1 or n % 1 ~= 0 then T.usage_error("--batch-sizes expects whole numbers >= 1, got '%s'", part) end
+    list[#list + 1] = n
+  end
+  if #list == 0 then T.usage_error("--batch-sizes is empty") end
+  return list
+end
+
+function M.main(argv, out)
+  local o, pos = T.parse(argv, { batch_sizes = "string", iters = "number", warmup = "number", device = "string", json = "boolean" })
+  if o.help then out(M.usage); return 0 end
+  if #pos ~= 1 then T.usage_error("one setup script expected") end
+  local bs = sizes(o.batch_sizes or "1,8,32")
+  o.iters, o.warmup = o.iters or 10, o.warmup or 2
+  if not (o.iters >= 1 and o.iters % 1 == 0) then T.usage_error("--iters must be a whole number >= 1") end
+  if not (o.warmup >= 0 and o.warmup % 1 == 0) then T.usage_error("--warmup must be a whole number >= 0") end
+  local setup = U.load(pos[1], { "model", "train_loader" })
+  o.device = o.device or setup.device or "cpu"
+  if o.device ~= "cpu" and o.device ~= "cuda" then T.usage_error("--device must be cpu or cuda") end
+  if o.device == "cuda" and not torch.cuda.is_available() then T.usage_error("--device cuda: no CUDA device") end
+  local x, y = U.first_batch(setup, pos[1])
+  local okm, model = pcall(S.new_model, setup, 0)
+  if not okm then T.usage_error("%s: %s", pos[1], tostring(model)) end
+  if o.device == "cuda" then model:to("cuda") end
+  local rows, failed = {}, nil
+  for _, b in ipairs(bs) do
+    local ok, r = pcall(M.bench, setup, model, x, y, b, o)
+    if not ok then failed = { batch = b, error = tostring(r) }; break end
+    rows[#rows + 1] = r
+  end
+  local code = failed and 1 or 0
+  if o.json then
+    out(require("torch.serialization.json").encode({ device = o.device, results = rows, failed = failed }))
+    return code
+  end
+  out(("device %s, median of %d runs after %d warm-up"):format(o.device, o.iters, o.warmup))
+  out(("%7s %12s %14s %12s %14s %12s"):format("batch", "forward ms", "fwd samples/s", "train ms", "train samples/s",
+    o.device == "cuda" and "peak alloc MB" or "peak RSS MB"))
+  for _, r in ipairs(rows) do
+    out(("%7d %12.3f %14.1f %12.3f %14.1f %12.1f"):format(r.batch, r.forward_ms, r.forward_sps, r.train_ms, r.train_sps,
+      (r.peak_bytes or 0) / 2 ^ 20))
+  end
+  if failed then out(("batch %d failed: %s"):format(failed.batch, failed.error)) end
+  return code
+end
+
+return M
