@@ -40,6 +40,7 @@ merge(creation)
 merge(math_ops)
 merge(reduce_ops)
 merge(views)
+merge(require "torch._crash_guards")
 
 -- dtypes: torch.float32, torch.float, torch.int64, torch.long, ...
 for name, d in pairs(dtype_mod.by_name) do torch[name] = d end

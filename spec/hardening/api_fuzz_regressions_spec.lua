@@ -143,4 +143,26 @@ describe("api_fuzz regressions", function()
       assert.has_error(function() torch.range(3, 0, 0.5, { dtype = torch.int64 }) end)
     end)
   end)
+
+  describe("torch.lu_unpack with empty pivots (a libtorch segfault, guarded)", function()
+    -- seed 20261202: lu_unpack(T3x4:uint8, T0:int32, false) killed the fuzzer with SIGSEGV;
+    -- PyTorch 2.11 crashes on the same call for every dtype of LU_data
+    -- (python3 -c 'import torch; torch.lu_unpack(torch.zeros(3, 4), torch.zeros(0, dtype=torch.int32))').
+    it("is a Lua error at the caller's line", function()
+      local line = debug.getinfo(1, "l").currentline + 1
+      local ok, err = pcall(function() local r = torch.lu_unpack(torch.zeros(3, 4, { dtype = torch.uint8 }), torch.zeros(0, { dtype = torch.int32 }), false); return r end)
+      assert.is_false(ok)
+      assert.truthy(err:find(":" .. line .. ": torch.lu_unpack: LU_pivots is empty", 1, true), err)
+      assert.has_error(function() torch.lu_unpack(torch.zeros(3, 4), torch.zeros(0, { dtype = torch.int32 })) end)
+    end)
+
+    it("leaves the calls that work alone", function()
+      local A = torch.randn(3, 3, { dtype = torch.float64 })
+      local LU, piv = torch.linalg.lu_factor(A)
+      local P, L, U = torch.lu_unpack(LU, piv)
+      assert.is_true(torch.allclose(P:matmul(L):matmul(U), A))
+      assert.are.equal(3, select("#", torch.lu_unpack(torch.zeros(3, 4), torch.zeros(0, { dtype = torch.int32 }), false, false)))
+      assert.are.equal(3, select("#", torch.lu_unpack(torch.zeros(0, 3), torch.zeros(0, { dtype = torch.int32 }))))
+    end)
+  end)
 end)

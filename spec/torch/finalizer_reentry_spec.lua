@@ -97,7 +97,7 @@ describe("torch calls overlapped by a finalizer that calls torch", function()
         -- Until the finalizers have run often enough (the heap before this spec, in a full
         -- suite, decides how much allocation a collection cycle takes).
         local i = 0
-        while fin.calls < 300 and i < 400000 do
+        while fin.calls < 300 and i < 4000000 do
           i = i + 1
           local _ = { i, i, i, i, i, i, i, i }   -- allocation that moves the collector along
           local s, st = x:size(), x:stride()

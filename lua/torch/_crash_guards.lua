@@ -1,0 +1,41 @@
+--[[
+  torch._crash_guards — ops whose libtorch 2.11 kernels crash the process (a segfault, not an
+  exception) on inputs that pass their own checks; each is the generated op behind one guard
+  that turns exactly that input into a Lua error at the caller's line. PyTorch 2.11 crashes on
+  the same calls, so the guard changes nothing that worked. (torch.range's SIGFPE guard lives
+  with the other creation functions in torch._creation.)
+
+    lu_unpack(LU_data, LU_pivots, unpack_data=true, unpack_pivots=true): with unpack_pivots, an
+      empty LU_pivots beside a non-empty LU_data (any dtype) reads out of bounds (found by
+      tools/api_fuzz.lua):
+        python3 -c 'import torch; torch.lu_unpack(torch.zeros(3, 4, dtype=torch.uint8),
+                    torch.zeros(0, dtype=torch.int32))'      -> Segmentation fault
+]]
+local args = require "torch._args"
+local dispatch = require "torch._dispatch"
+local T = require "torch._tensor"
+
+local M = {}
+
+local generated_lu_unpack
+function M.lu_unpack(...)
+  local a, n = args.pack(...)
+  while n > 0 and a[n] == nil do n = n - 1 end
+  local kw = {}
+  if n > 0 and args.is_options(a[n]) then kw, n = a[n], n - 1 end
+  local lu, pivots = a[1], a[2]
+  if n < 1 then lu = kw.LU_data end
+  if n < 2 then pivots = kw.LU_pivots end
+  local unpack_pivots = a[4]
+  if n < 4 then unpack_pivots = kw.unpack_pivots end
+  if unpack_pivots ~= false and T.is_tensor(lu) and T.is_tensor(pivots) and lu.h ~= nil and pivots.h ~= nil
+      and pivots:numel() == 0 and lu:numel() > 0 then
+    error(("torch.lu_unpack: LU_pivots is empty but LU_data is %s %s: pass the pivots that "
+      .. "torch.linalg.lu_factor returned with it (libtorch crashes on this input)")
+      :format(tostring(lu.dtype), tostring(lu:size())), 2)
+  end
+  generated_lu_unpack = generated_lu_unpack or dispatch.function_for("lu_unpack", "torch.lu_unpack")
+  return generated_lu_unpack(...)
+end
+
+return M
