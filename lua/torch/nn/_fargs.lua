@@ -18,6 +18,7 @@
   wrappers' `torch.broadcast_tensors(input, target)`, with their warning, once per loss.
 ]]
 local torch = require "torch"
+local layer_fail = require("torch.nn._layer_util").fail
 
 local M = {}
 
@@ -25,13 +26,16 @@ local M = {}
      functional-internal frames lie between. ]]
 function M.fail(msg, ...)
   if select("#", ...) > 0 then msg = msg:format(...) end
-  local level = 2
-  while true do
-    local info = debug.getinfo(level, "S")
-    if info == nil or not info.source:find("torch/nn/[%w_]+%.lua$") then break end
-    level = level + 1
+  layer_fail(msg)   -- not a tail call: the walk skips this frame like every lua/torch/nn/ one
+end
+
+--[[ definer(into) -> def(name, text, impl): def sets into[name] to a function that binds its
+     arguments by the Python signature `text` and calls impl(name, sig, bound). ]]
+function M.definer(into)
+  return function(name, text, impl)
+    local sig = M.signature(name, text)
+    into[name] = function(...) return impl(name, sig, M.bind(sig, ...)) end
   end
-  error(msg, level)
 end
 
 --[[ Calls f(...) and returns its results; an error it raises (a libtorch failure, "<op>: ...")

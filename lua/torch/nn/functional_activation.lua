@@ -31,11 +31,7 @@ local fail = A.fail
 
 local M = {}
 
--- Defines `name` from its Python signature; impl(name, sig, a) gets the bound arguments.
-local function def(name, text, impl)
-  local sig = A.signature(name, text)
-  M[name] = function(...) return impl(name, sig, A.bind(sig, ...)) end
-end
+local def = A.definer(M)
 
 ---------------------------------------------------------------- dropout
 local function check_p(who, sig, a)

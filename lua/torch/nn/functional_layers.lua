@@ -28,10 +28,7 @@ local fail = A.fail
 
 local M = {}
 
-local function def(name, text, impl)
-  local sig = A.signature(name, text)
-  M[name] = function(...) return impl(name, sig, A.bind(sig, ...)) end
-end
+local def = A.definer(M)
 
 local function cudnn() return torch.backends.cudnn.enabled ~= false end
 

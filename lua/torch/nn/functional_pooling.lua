@@ -19,10 +19,7 @@ local fail = A.fail
 
 local M = {}
 
-local function def(name, text, impl)
-  local sig = A.signature(name, text)
-  M[name] = function(...) return impl(name, sig, A.bind(sig, ...)) end
-end
+local def = A.definer(M)
 
 -- PyTorch's _single / _pair / _triple: an int -> d copies; a table is kept.
 local function ntuple(v, d)

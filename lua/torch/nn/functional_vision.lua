@@ -23,10 +23,7 @@ local fail = A.fail
 
 local M = {}
 
-local function def(name, text, impl)
-  local sig = A.signature(name, text)
-  M[name] = function(...) return impl(name, sig, A.bind(sig, ...)) end
-end
+local def = A.definer(M)
 
 -- PyTorch's _pair: an int -> {v, v}; a table is kept.
 local function pair(v) return type(v) == "number" and { v, v } or v end
