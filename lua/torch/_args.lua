@@ -15,6 +15,7 @@ local ffi = require "ffi"
 local _C = require "torch._C"
 local dtype_mod = require "torch.dtype"
 local device_mod = require "torch.device"
+local atomic = require "torch._atomic"
 
 local M = {}
 
@@ -74,6 +75,7 @@ function M.pack(...)
   end
   return { ... }, n
 end
+atomic(M.pack)   -- packs pcall's results where grad mode and the like are restored after
 
 --[[ Reads a shape from varargs starting at argument position `first`:
      (2, 3), ({2, 3}), or (torch.Size). A trailing options table is returned separately.

@@ -18,6 +18,7 @@ local _C = require "torch._C"
 local memory = require "torch._memory"
 local args = require "torch._args"
 local pack = args.pack
+local atomic = require "torch._atomic"
 local T = require "torch._tensor"
 
 local C, check, Ref = _C.C, _C.check, _C.Ref
@@ -169,6 +170,8 @@ local function with_grad_mode(name, enabled, fn, ...)
   return unpack(results, 2, table.maxn(results))
 end
 
+atomic(with_grad_mode)   -- an interrupt never lands between the mode change and its restore
+
 function M.no_grad(fn, ...) return with_grad_mode("no_grad", false, fn, ...) end
 function M.enable_grad(fn, ...) return with_grad_mode("enable_grad", true, fn, ...) end
 
@@ -182,6 +185,7 @@ function M.inference_mode(fn, ...)
   if not results[1] then error(results[2], 0) end
   return unpack(results, 2, table.maxn(results))
 end
+atomic(M.inference_mode)
 
 function M.is_inference_mode_enabled()
   C.lt_is_inference_mode(int_out)
@@ -204,6 +208,8 @@ local function set_anomaly(enabled)
   end
 end
 
+atomic(set_anomaly)
+
 function M.set_detect_anomaly(enabled)
   if type(enabled) ~= "boolean" then args.bad("set_detect_anomaly", 1, "boolean", args.typename(enabled)) end
   set_anomaly(enabled)
@@ -224,5 +230,6 @@ function M.detect_anomaly(fn, ...)
   if not results[1] then error(results[2], 0) end
   return unpack(results, 2, table.maxn(results))
 end
+atomic(M.detect_anomaly)
 
 return M

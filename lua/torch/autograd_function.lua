@@ -34,6 +34,7 @@ local _C = require "torch._C"
 local memory = require "torch._memory"
 local T = require "torch._tensor"
 local pack = require("torch._args").pack
+local atomic = require "torch._atomic"
 
 local C, check, Ref = _C.C, _C.check, _C.Ref
 local wrap = memory.wrap
@@ -116,7 +117,7 @@ local depth_out = ffi.new("int[1]")
 local unwind = C.lt_autograd_unwind
 
 -- Answers one request: its Lua call runs protected, and its error is the reply.
-local function answer(req, kind, id, n, gm)
+local function answer(req, kind, id, n, gm)   -- atomic, below
   local grads = {}
   for i = 1, n do
     if C.lt_autograd_request_input(req, i - 1, tensor_out) == 0 then grads[i] = wrap(tensor_out[0]) end
@@ -142,6 +143,7 @@ local function answer(req, kind, id, n, gm)
     for i = 1, count do if res[i] then memory.free(res[i]) end end
   end
 end
+atomic(answer)
 
 -- Starts a job with start(job_out, ...) and services it until it finishes; returns the status of
 -- the start or of lt_autograd_job_finish (the engine's error).
@@ -163,9 +165,9 @@ end
      any instruction of serve (even between taking a request and replying) is caught, and one C
      call (lt_autograd_unwind) then answers what the job took, waits for its engine, frees it and
      restores the grad mode, before the error goes on: autograd is never left waiting on Lua.
-     The one window left is the few instructions between pcall's return and that call, reached
-     only by a second interrupt within them; an enclosing run (nested backward) still unwinds
-     its jobs then, and at exit the engine's waits cannot hang the process. ]]
+     run and answer are atomic (torch._atomic): an interrupt waits out their own instructions
+     (between pcall's return and the unwind, between a mode change and its restore) and lands
+     in serve or in the user's backward instead; at exit the engine's waits cannot hang. ]]
 local function run(what, level, results, capacity, start, ...)
   C.lt_autograd_job_depth(depth_out)
   local depth = depth_out[0]
@@ -178,6 +180,7 @@ local function run(what, level, results, capacity, start, ...)
   drain()
   check(status, what, level + 1)
 end
+atomic(run)
 
 --[[ Runs backward from `tensors` (a list) with `grads` (a list, entries may be nil). ]]
 function M.backward(tensors, grads, retain, create, what)
@@ -298,6 +301,7 @@ local function apply(cls, ...)
   for k, pos in ipairs(out_pos) do outputs[pos] = wrap(new[k - 1]) end
   return unpack(outputs, 1, n_results)
 end
+atomic(apply)   -- forward runs with grad off: the restore must follow it
 
 local Function = {}
 Function.__index = Function

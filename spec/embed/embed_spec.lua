@@ -11,8 +11,9 @@
     * spec/embed/two_runtimes.c builds with pkg-config and runs two runtimes on two threads
       (results never mix; a Lua error is a status with its message; the host goes on);
     * spec/embed/interrupt_host.c: a second thread stops a running call with ltorch_interrupt
-      (an endless Lua loop, and backwards through a Lua Function at 20 points), the runtime and
-      autograd work after each;
+      (an endless Lua loop, backwards through a Lua Function at 20 points, and 200 interrupts
+      of a loop of no_grad/inference_mode/autocast/Function.apply), the runtime and autograd
+      work after each and no mode is left changed;
     * a stock luajit (Debian's luajit2) does `require "torch"` from the installed tree;
     * the example under valgrind has nothing "definitely lost" (libcpuinfo's noise is
       suppressed in valgrind.supp; "still reachable" libtorch singletons are not counted).

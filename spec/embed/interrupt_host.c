@@ -11,6 +11,10 @@
  *   - train(): backward through a Lua autograd Function in an endless loop, ROUNDS times with
  *     delays from 1 to ROUNDS ms -> each time LTORCH_ERR_RUN "interrupted!", and right after, a
  *     backward through the same Function gives the right gradient (autograd was not wedged);
+ *   - modes(): torch.no_grad, inference_mode, autocast and a Function's forward in an endless
+ *     loop, MODE_ROUNDS times at delays a few microseconds apart -> each time "interrupted!", and
+ *     after it grad mode is on, inference mode and autocast off: no interrupt lands between a
+ *     mode change and its restore (torch._atomic);
  *   - ltorch_interrupt with no call running leaves the next call alone; NULL is LTORCH_ERR_ARG.
  * Prints "interrupt_host: ok (N checks)" and exits 0, or prints each "FAIL: ..." and exits 1.
  *
@@ -25,7 +29,7 @@
 
 #include <ltorch.h>
 
-enum { ROUNDS = 20 };
+enum { ROUNDS = 20, MODE_ROUNDS = 200 };
 
 static int checks, failures;
 
@@ -40,23 +44,23 @@ static int checks, failures;
 
 struct watchdog {
     ltorch_runtime *rt;
-    long delay_ms;
+    long delay_us;
 };
 
 static void *interrupt_later(void *arg)
 {
     struct watchdog *w = arg;
-    struct timespec ts = {w->delay_ms / 1000, (w->delay_ms % 1000) * 1000000L};
+    struct timespec ts = {w->delay_us / 1000000, (w->delay_us % 1000000) * 1000L};
     nanosleep(&ts, NULL);
     ltorch_interrupt(w->rt);
     return NULL;
 }
 
-/* Runs func on rt while another thread interrupts it after delay_ms; returns the status. */
-static int call_interrupted(ltorch_runtime *rt, const char *func, long delay_ms)
+/* Runs func on rt while another thread interrupts it after delay_us; returns the status. */
+static int call_interrupted(ltorch_runtime *rt, const char *func, long delay_us)
 {
     pthread_t t;
-    struct watchdog w = {rt, delay_ms};
+    struct watchdog w = {rt, delay_us};
     int st;
     pthread_create(&t, NULL, interrupt_later, &w);
     st = ltorch_call(rt, func, NULL, 0, NULL, 0);
@@ -76,12 +80,22 @@ static const char *SETUP =
     "  local x = torch.ones(3, {requires_grad = true})\n"
     "  Sq.apply(x):sum():backward()\n"
     "  return x.grad:sum():item(), torch.is_grad_enabled()\n"
+    "end\n"
+    "local function nothing() end\n"
+    "function modes()\n"
+    "  while true do\n"
+    "    torch.no_grad(nothing); torch.inference_mode(nothing); torch.autocast('cpu', nothing)\n"
+    "    Sq.apply(torch.ones(2, {requires_grad = true}))\n"
+    "  end\n"
+    "end\n"
+    "function modes_state()\n"
+    "  return torch.is_grad_enabled(), torch.is_inference_mode_enabled(), torch.is_autocast_enabled('cpu')\n"
     "end\n";
 
 int main(void)
 {
     ltorch_runtime *rt;
-    ltorch_value res[2];
+    ltorch_value res[3];
     int st, i;
     if (ltorch_runtime_new(NULL, &rt) != LTORCH_OK) {
         printf("FAIL: runtime: %s\n", ltorch_error(NULL));
@@ -90,18 +104,28 @@ int main(void)
     st = ltorch_run_string(rt, SETUP, "=setup", NULL, 0);
     CHECK(st == LTORCH_OK, "setup: %s\n", ltorch_error(rt));
 
-    st = call_interrupted(rt, "spin", 200);
+    st = call_interrupted(rt, "spin", 200000);
     CHECK(st == LTORCH_ERR_RUN && strstr(ltorch_error(rt), "interrupted!") != NULL,
           "spin: status %d, %s\n", st, ltorch_error(rt));
 
     for (i = 1; i <= ROUNDS; i++) {
-        st = call_interrupted(rt, "train", i);
+        st = call_interrupted(rt, "train", i * 1000L);
         CHECK(st == LTORCH_ERR_RUN && strstr(ltorch_error(rt), "interrupted!") != NULL,
               "train round %d: status %d, %s\n", i, st, ltorch_error(rt));
         st = ltorch_call(rt, "check", NULL, 0, res, 2);
         CHECK(st == LTORCH_OK && res[0].number == 6 && res[1].number == 1,
               "after round %d: status %d, grad sum %g, grad mode %g, %s\n", i, st, res[0].number,
               res[1].number, ltorch_error(rt));
+    }
+
+    for (i = 1; i <= MODE_ROUNDS; i++) {
+        st = call_interrupted(rt, "modes", 500 + i * 13L);
+        CHECK(st == LTORCH_ERR_RUN && strstr(ltorch_error(rt), "interrupted!") != NULL,
+              "modes round %d: status %d, %s\n", i, st, ltorch_error(rt));
+        st = ltorch_call(rt, "modes_state", NULL, 0, res, 3);
+        CHECK(st == LTORCH_OK && res[0].number == 1 && res[1].number == 0 && res[2].number == 0,
+              "after modes round %d: status %d, grad mode %g, inference mode %g, autocast %g, %s\n", i, st,
+              res[0].number, res[1].number, res[2].number, ltorch_error(rt));
     }
 
     CHECK(ltorch_interrupt(rt) == LTORCH_OK, "idle interrupt\n");

@@ -30,6 +30,7 @@ local _C = require "torch._C"
 local args = require "torch._args"
 local dtype_mod = require "torch.dtype"
 local device_mod = require "torch.device"
+local atomic = require "torch._atomic"
 
 local C, check = _C.C, _C.check
 local State = ffi.typeof("lt_autocast_state")
@@ -87,6 +88,8 @@ function M.autocast(device_type, fn, opts)
   check(C.lt_autocast_enter(code, enabled and 1 or 0, dtype, cache == nil and -1 or (cache and 1 or 0), prev), "autocast")
   return leave(code, prev, pcall(fn))
 end
+atomic(leave)
+atomic(M.autocast)   -- an interrupt never lands between entering the region and leaving it
 
 ---------------------------------------------------------------- queries
 -- PyTorch 1.13's torch.is_autocast_enabled() means CUDA; 2.4 added the device_type argument.
