@@ -16,12 +16,17 @@
   finding; the parent (spec/hardening/api_fuzz_spec.lua) runs this as a child process so such a
   crash fails the spec, and --progress FILE names the call in flight when it happened.
 
+  Per-call watchdog: each call runs under alarm(--call-limit, default 60 s). A call that takes
+  longer (a hang, or work out of all proportion to its arguments, like building 2^62 empty
+  chunks) ends the process with SIGALRM; the parent reports it as a failure with the call and
+  its arguments from the progress file.
+
   Memory: the bindings' counting allocator is capped (lt_debug_alloc_limit, 64 MiB live CPU
   tensor bytes by default), so a huge size becomes an "out of memory" error instead of an
   allocation; results with more than 100k elements are dropped, never fed back.
 
   Use: build/ltorch tools/api_fuzz.lua [--seconds 60] [--calls N] [--seed 1] [--private] [--nn] [--only NAME]
-                                        [--progress FILE] [--trace FILE] [--skip-file FILE] [--verbose] [--limit-mb 64]
+                                        [--call-limit 60] [--progress FILE] [--trace FILE] [--skip-file FILE] [--verbose] [--limit-mb 64]
   Output ends with
        api_fuzz: N calls (N names) in S s, seed N: N distinct errors, N internal, N ok
   Exit status 0 unless an internal error was found and --strict was given.
@@ -35,7 +40,7 @@ local schema = require "torch._schema"
 pcall(ffi.cdef, "void lt_debug_alloc_limit(int64_t max_live_bytes, int64_t fail_after_allocs);")
 
 ---------------------------------------------------------------- options
-local opt = { seconds = 60, seed = os.time(), limit_mb = 64 }
+local opt = { seconds = 60, seed = os.time(), limit_mb = 64, call_limit = 60 }
 do
   local a = arg or {}
   local i = 1
@@ -44,6 +49,7 @@ do
     if k == "--seconds" then opt.seconds = tonumber(a[i + 1]); i = i + 1
     elseif k == "--seed" then opt.seed = tonumber(a[i + 1]); i = i + 1
     elseif k == "--limit-mb" then opt.limit_mb = tonumber(a[i + 1]); i = i + 1
+    elseif k == "--call-limit" then opt.call_limit = tonumber(a[i + 1]); i = i + 1
     elseif k == "--only" then opt.only = a[i + 1]; i = i + 1
     elseif k == "--progress" then opt.progress = a[i + 1]; i = i + 1
     elseif k == "--calls" then opt.calls = tonumber(a[i + 1]); i = i + 1
@@ -70,6 +76,7 @@ local EXCLUDE = {
   save = "writes files at fuzzed paths", load = "reads files at fuzzed paths",
   from_file = "reads/maps files at fuzzed paths",
   set_num_threads = "process-wide setting; a huge count spawns threads",
+  seed = "reseeds every generator non-deterministically: the run would no longer repeat from --seed",
   set_default_dtype = "global state: it would change every later call (restored anyway)",
   from_buffer = "wraps raw memory at a caller-given address: unsafe by design (FFI contract)",
   data_ptr = "returns a raw address", collect = "full GC: slow, exercised by the soak spec",
@@ -491,7 +498,10 @@ local default_dtype = torch.get_default_dtype()
 ffi.cdef[[
   struct lt_fuzz_timespec { long tv_sec; long tv_nsec; };
   int clock_gettime(int clk, struct lt_fuzz_timespec *ts);
+  unsigned int alarm(unsigned int seconds);
 ]]
+local alarm = ffi.C.alarm
+local call_limit = math.max(1, math.floor(opt.call_limit or 60))
 local ts = ffi.new("struct lt_fuzz_timespec")
 local function now() ffi.C.clock_gettime(1, ts); return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9 end
 local t0 = now()
@@ -555,7 +565,9 @@ while true do
     counts.calls = counts.calls + 1
     called[tgt.name] = true
     local c0 = now()
+    alarm(call_limit)   -- the watchdog: SIGALRM ends the process, the progress file names the call
     local ok, r1, r2 = pcall(tgt.fn, unpack(a, 1, n))
+    alarm(0)
     local dt = now() - c0
     if dt > 0.25 then slow[#slow + 1] = { dt, ("%s %s(%s)"):format(tgt.kind, tgt.name, describe_args(a, n)) } end
     if ok then

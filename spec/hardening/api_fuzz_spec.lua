@@ -9,7 +9,10 @@
 -- Knobs: LTORCH_FUZZ_CALLS (default 500000: ~2.5 min here on a shared 2-core box, ~1 min idle;
 -- the same call sequence everywhere),
 -- LTORCH_FUZZ_SECONDS (a safety cap, default 240: a slower machine makes fewer calls),
--- LTORCH_FUZZ_SEED (default 20261202). A CI failure reproduces with
+-- LTORCH_FUZZ_SEED (default 20261202), LTORCH_FUZZ_CALL_LIMIT (the per-call watchdog, default 60 s:
+-- one call past it kills the child with SIGALRM and fails the spec naming the call and its arguments).
+-- Long mode: LTORCH_FUZZ_LONG=1 makes it 1,000,000 calls within 1,800 s (figures in
+-- docs/ROBUSTNESS.md). A CI failure reproduces with
 --   build/ltorch tools/api_fuzz.lua --seed N --calls C --seconds S --trace F
 -- Seeds 20261202, 1 and 7 survive 800,000 calls (~4 min each) here; every libtorch 1.13 crash the
 -- fuzzer found is excluded (or its arguments bounded) by name in tools/api_fuzz.lua, with the
@@ -23,7 +26,10 @@ local ltorch = arg and arg[-1] or "build/ltorch"
 local seconds = tonumber(os.getenv("LTORCH_FUZZ_SECONDS") or "") or 240
 local seed = tonumber(os.getenv("LTORCH_FUZZ_SEED") or "") or 20261202
 -- A call budget makes a seed's run the same sequence on every machine (time only caps it).
-local calls = tonumber(os.getenv("LTORCH_FUZZ_CALLS") or "") or 500000
+local long = os.getenv("LTORCH_FUZZ_LONG") == "1"
+local calls = tonumber(os.getenv("LTORCH_FUZZ_CALLS") or "") or (long and 1000000 or 500000)
+local call_limit = tonumber(os.getenv("LTORCH_FUZZ_CALL_LIMIT") or "") or 60
+if long and not os.getenv("LTORCH_FUZZ_SECONDS") then seconds = 1800 end
 local strict = os.getenv("LTORCH_FUZZ_STRICT") == "1"
 local sanitized = os.getenv("LTORCH_SANITIZED") == "1"
 
@@ -40,8 +46,9 @@ describe("API fuzzer", function()
     local base = os.tmpname()
     local progress, out = base .. ".progress", base .. ".out"
     -- A hard wall-clock limit well past the fuzzer's own budget: a hang is a failure too.
-    local cmd = ("%stimeout -s KILL %d %s tools/api_fuzz.lua --seconds %d --calls %d --seed %d --progress %s >%s 2>&1; echo $?")
-      :format(sanitized and "" or "ulimit -v 4194304; ", seconds + 90, ltorch, seconds, calls, seed, progress, out)
+    local cmd = ("%stimeout -s KILL %d %s tools/api_fuzz.lua --seconds %d --calls %d --seed %d --call-limit %d --progress %s >%s 2>&1; echo $?")
+      :format(sanitized and "" or "ulimit -v 4194304; ", seconds + call_limit + 90, ltorch, seconds, calls, seed,
+        call_limit, progress, out)
     local p = assert(io.popen(cmd))
     local rc = tonumber(p:read("*a"):match("(%d+)%s*$"))
     p:close()
@@ -67,6 +74,7 @@ describe("API fuzzer", function()
       io.stderr:write(figures, "\n")
     end
     local reason = rc == 137 and "killed (hang past the time limit, or out of memory)"
+      or rc == 128 + 14 and ("one call ran past the per-call watchdog's " .. call_limit .. " s")
       or rc and rc > 128 and ("signal " .. (rc - 128)) or ("exit status " .. tostring(rc))
     local sanitizer = {}
     for line in output:gmatch("[^\n]+") do
