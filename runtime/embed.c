@@ -61,6 +61,11 @@ static void set_error(ltorch_runtime *rt, const char *msg)
         rt->error = strdup("not enough memory");
 }
 
+void ltorch__set_error(ltorch_runtime *rt, const char *msg)
+{
+    set_error(rt, msg);
+}
+
 lua_State *ltorch_runtime_lua(ltorch_runtime *rt)
 {
     return rt != NULL ? rt->L : NULL;

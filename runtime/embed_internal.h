@@ -32,9 +32,14 @@ struct ltorch_runtime {
 /* embed.c: the per-thread message for runtime-less calls; returns status. */
 int ltorch__set_thread_error(int status, const char *msg);
 
+/* embed.c: stores msg (NULL: none) as ltorch_error(rt). */
+void ltorch__set_error(ltorch_runtime *rt, const char *msg);
+
 /* embed_value.c (raise Lua errors; run inside a protected call). *status is set to the
  * LTORCH_ERR_* class of the failure before anything that may raise. */
 void ltorch__push_value(lua_State *L, const ltorch_value *v, int argno, int *status);
 void ltorch__to_value(lua_State *L, int idx, ltorch_value *out, int resno, int *status);
+/* The same, naming the value `what` in errors ("argument #2 to 'host.scale'"). */
+void ltorch__to_value_named(lua_State *L, int idx, ltorch_value *out, const char *what, int *status);
 
 #endif /* LTORCH_EMBED_INTERNAL_H */

@@ -16,6 +16,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,6 +119,13 @@ static void to_string(lua_State *L, int idx, ltorch_value *out, int *status)
 
 void ltorch__to_value(lua_State *L, int idx, ltorch_value *out, int resno, int *status)
 {
+    char what[32];
+    snprintf(what, sizeof what, "result #%d", resno);
+    ltorch__to_value_named(L, idx, out, what, status);
+}
+
+void ltorch__to_value_named(lua_State *L, int idx, ltorch_value *out, const char *what, int *status)
+{
     *status = LTORCH_ERR_TYPE;
     switch (lua_type(L, idx)) {
     case LUA_TNIL:
@@ -139,13 +147,13 @@ void ltorch__to_value(lua_State *L, int idx, ltorch_value *out, int resno, int *
             push_bridge(L, 2);
             lua_pushvalue(L, idx);
             lua_pushlightuserdata(L, &h);
-            lua_pushfstring(L, "result #%d", resno);
+            lua_pushstring(L, what);
             lua_call(L, 3, 0);
             *out = ltorch_tensor_value(h);
             break;
         }
-        luaL_error(L, "result #%d is a %s; expected nil, a boolean, a number, a string or a "
-                      "tensor", resno, luaL_typename(L, idx));
+        luaL_error(L, "%s is a %s; expected nil, a boolean, a number, a string or a tensor", what,
+                   luaL_typename(L, idx));
     }
 }
 

@@ -228,6 +228,39 @@ int ltorch_run_string(ltorch_runtime *rt, const char *code, const char *chunknam
 int ltorch_call(ltorch_runtime *rt, const char *func, const ltorch_value *args, int nargs,
                 ltorch_value *results, int nresults);
 
+/*
+ * Tables as results: ltorch_call returns a fixed number of plain values, never a table (a table
+ * result is LTORCH_ERR_TYPE, naming it). Return several values instead (`return t.loss,
+ * t.logits` or `return unpack(list)` with nresults = the count), or use the Lua C API on
+ * ltorch_runtime_lua(rt) for nested data.
+ */
+
+/*
+ * A host function callable from Lua (see ltorch_register). It receives the Lua arguments as
+ * values it borrows for the call (strings and tensors stay valid until it returns) and writes at
+ * most max_results results; it returns how many it wrote, or a negative number after writing a
+ * NUL-terminated message into error (error_size bytes) to raise a Lua error with it. Result
+ * strings are copied after fn returns, so they must outlive the return (a literal, or memory
+ * the host keeps, e.g. through ud; never fn's own stack); result tensors are taken over (ltorch
+ * frees the handle, e.g. one made by ltorch_tensor_from_buffer). It never sees the Lua state, so it
+ * cannot longjmp; it must not call into the same runtime (that call gets LTORCH_ERR_BUSY).
+ */
+typedef int (*ltorch_host_fn)(void *ud, const ltorch_value *args, int nargs,
+                              ltorch_value *results, int max_results, char *error,
+                              size_t error_size);
+
+#define LTORCH_HOST_MAX_RESULTS 16 /* max_results a host function gets */
+
+/*
+ * Makes fn callable from Lua code in rt as `name` ("name": a global; "a.b.c": a field, the
+ * tables on the way made when missing). ud is passed back to fn on every call. Lua arguments
+ * that are not nil, booleans, numbers, strings or tensors, and a host failure, are Lua errors
+ * raised at the Lua caller's line ("<name>: <message>"). Returns LTORCH_OK, LTORCH_ERR_ARG
+ * (NULL rt, name or fn, an empty name), LTORCH_ERR_TYPE (a non-table in the way) or
+ * LTORCH_ERR_BUSY.
+ */
+int ltorch_register(ltorch_runtime *rt, const char *name, ltorch_host_fn fn, void *ud);
+
 /* Called once, from any thread, when libtorch no longer uses a host buffer. */
 typedef void (*ltorch_release_fn)(void *data, void *ctx);
 

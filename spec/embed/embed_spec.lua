@@ -14,6 +14,9 @@
       (an endless Lua loop, backwards through a Lua Function at 20 points, and 200 interrupts
       of a loop of no_grad/inference_mode/autocast/Function.apply), the runtime and autograd
       work after each and no mode is left changed;
+    * spec/embed/register_host.c: host C functions registered with ltorch_register, called from
+      Lua (values both ways, host failures as Lua errors at the caller's line, bad arguments,
+      no host buffer leaked);
     * a stock luajit (Debian's luajit2) does `require "torch"` from the installed tree;
     * the example under valgrind has nothing "definitely lost" (libcpuinfo's noise is
       suppressed in valgrind.supp; "still reachable" libtorch singletons are not counted).
@@ -58,6 +61,9 @@ describe("embedding ltorch from an installed prefix", function()
       "PKG_CONFIG_PATH=" .. q(prefix .. "/lib/pkgconfig") .. " && export PKG_CONFIG_PATH && "
         .. "cc -std=c11 -O1 -Wall -Wextra -Werror spec/embed/interrupt_host.c -o " .. q(root .. "/interrupt_host")
         .. " $(pkg-config --cflags --libs ltorch) -pthread -Wl,-rpath,$(pkg-config --variable=libdir ltorch)",
+      "PKG_CONFIG_PATH=" .. q(prefix .. "/lib/pkgconfig") .. " && export PKG_CONFIG_PATH && "
+        .. "cc -std=c11 -O1 -Wall -Wextra -Werror spec/embed/register_host.c -o " .. q(root .. "/register_host")
+        .. " $(pkg-config --cflags --libs ltorch) -Wl,-rpath,$(pkg-config --variable=libdir ltorch)",
     }
     for _, cmd in ipairs(steps) do
       local out, rc = sh(cmd)
@@ -111,6 +117,13 @@ describe("embedding ltorch from an installed prefix", function()
     local out, rc = sh("cd / && " .. CLEAN .. "timeout -s KILL 120 " .. q(root .. "/interrupt_host"))
     assert.are.equal(0, rc, out)
     assert.matches("^interrupt_host: ok %(%d+ checks%)\n$", out)
+  end)
+
+  it("calls host C functions registered with ltorch_register; their failures are Lua errors", function()
+    ready()
+    local out, rc = sh("cd / && " .. CLEAN .. "timeout -s KILL 120 " .. q(root .. "/register_host"))
+    assert.are.equal(0, rc, out)
+    assert.matches("^register_host: ok %(%d+ checks%)\n$", out)
   end)
 
   it("lets a stock luajit require torch from the installed tree", function()
