@@ -136,6 +136,10 @@ int lt_drain_released_blobs(int64_t lo, int64_t hi, int64_t *ids, int capacity, 
  * so states sharing the release queue never mistake each other's ids. */
 int64_t lt_next_state_serial(void);
 int lt_manual_seed(uint64_t seed);
+/* PyTorch's torch.seed(): seeds the CPU generator and every CUDA one with a fresh
+ * non-deterministic seed (53 bits, so a Lua number holds it exactly) and returns it. */
+int lt_seed(uint64_t *out);
+int lt_initial_seed(uint64_t *out);   /* the CPU generator's current seed (torch.initial_seed) */
 int lt_set_num_threads(int n);
 int lt_get_num_threads(int *out);
 

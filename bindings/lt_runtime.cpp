@@ -13,10 +13,12 @@
  */
 #include "lt_internal.hpp"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
+#include <c10/core/GeneratorImpl.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/Logging.h>
 #include <torch/csrc/api/include/torch/version.h>
@@ -335,6 +337,22 @@ int lt_drain_released_blobs(int64_t lo, int64_t hi, int64_t *ids, int capacity, 
 int lt_manual_seed(uint64_t seed) {
   LT_TRY
   at::manual_seed(seed);
+  LT_CATCH
+}
+
+int lt_seed(uint64_t *out) {
+  LT_TRY
+  uint64_t seed = c10::detail::getNonDeterministicRandom() & ((uint64_t(1) << 53) - 1);
+  at::manual_seed(seed);
+  *out = seed;
+  LT_CATCH
+}
+
+int lt_initial_seed(uint64_t *out) {
+  LT_TRY
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  *out = gen.current_seed();
   LT_CATCH
 }
 

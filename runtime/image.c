@@ -12,7 +12,8 @@
  *     ltimg_error() (a per-thread slot: worker threads decode concurrently).
  *   ltimg_write_png(path, w, h, c, pixels) writes HWC uint8 pixels; returns 0 or -1.
  *
- * How (Lua, through the FFI; declarations in lua/torch/data/image.lua):
+ * How (Lua, through the FFI; the declarations are runtime/ltorch_image.h, whose cdef region
+ * lua/torch/data/image.lua reads back with ltimg_cdef_source()):
  *     local img = require "torch.data.image"
  *     local x = img.decode(io.open(path, "rb"):read("*a"), {channels = 3}) -- uint8 (H, W, 3)
  */
@@ -38,6 +39,8 @@
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb/stb_image_write.h>
 #pragma GCC diagnostic pop
+
+#include "ltorch_image.h"
 
 static __thread char img_error[128];
 

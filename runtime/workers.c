@@ -25,10 +25,11 @@
  *     live worker) and freed by the last holder, with unclaimed tensors released.
  * Worker threads block all signals, so Ctrl-C reaches the main thread.
  *
- * How (from Lua through the FFI; the declarations live in lua/torch/data/_pool.lua):
+ * How (from Lua through the FFI; the declarations are runtime/ltorch_workers.h, whose cdef
+ * region lua/torch/data/_pool.lua reads back with ltw_cdef_source()):
  *     local p = C.ltw_pool_new(2, config_src)              -- NULL: ltw_pool_error() says why
  *     C.ltw_pool_put(p, worker, batch, indices, n)
- *     local st = C.ltw_pool_get(p, batch, 100, result)     -- LTW_OK / TIMEOUT / ERROR / DEAD
+ *     local st = C.ltw_pool_get(p, batch, worker, 100, result)  -- LTW_OK / TIMEOUT / ERROR / DEAD
  *     C.ltw_result_clear(result); C.ltw_pool_close(p)
  *   worker side (torch.data._worker): ltw_worker_next(), ltw_worker_post().
  */
@@ -48,9 +49,7 @@
 
 #include "ltorch.h"
 #include "lt.h"
-
-enum { LTW_OK = 0, LTW_TIMEOUT = 1, LTW_ERROR = 2, LTW_DEAD = 3, LTW_SHUTDOWN = 4 };
-enum { LTW_RESULT_ERROR = 1, LTW_RESULT_END = 2 }; /* result flags */
+#include "ltorch_workers.h"
 
 typedef struct ltw_task {
     struct ltw_task *next;
@@ -69,15 +68,6 @@ typedef struct ltw_item {
     int ntensors;
 } ltw_item;
 
-/* What ltw_pool_get hands the main state; release with ltw_result_clear. */
-typedef struct ltw_result {
-    int worker;
-    int flags;
-    char *meta;
-    lt_tensor **tensors;
-    int ntensors;
-} ltw_result;
-
 typedef struct ltw_worker {
     pthread_t thread;
     int started, joined, finished; /* finished: left its loop normally */
@@ -86,14 +76,14 @@ typedef struct ltw_worker {
     int id;
 } ltw_worker;
 
-typedef struct ltw_pool {
+struct ltw_pool {
     pthread_mutex_t mu;
     pthread_cond_t task_cv, result_cv;
     int refs, shutdown, num_workers;
     char *config;
     ltw_item *results;
     ltw_worker *workers;
-} ltw_pool;
+};
 
 static __thread char pool_error[256];
 

@@ -102,7 +102,27 @@ function torch.manual_seed(seed)
   if seed < 0 then error("manual_seed: seed must be non-negative, got " .. seed, 2) end
   check(C.lt_manual_seed(seed), "manual_seed")
 end
-torch.seed = torch.manual_seed
+
+-- PyTorch's torch.seed(): no argument; seeds the CPU and every CUDA generator with a fresh
+-- non-deterministic seed and returns it (53 bits, so torch.manual_seed(s) repeats the run).
+function torch.seed(...)
+  if select("#", ...) > 0 then
+    error("seed: takes no argument (it picks a fresh random seed and returns it); " ..
+      "use torch.manual_seed(n) to set one", 2)
+  end
+  local out = ffi.new("uint64_t[1]")
+  check(C.lt_seed(out), "seed")
+  return tonumber(out[0])
+end
+
+-- The seed the CPU generator was last seeded with. A fresh process starts from a non-deterministic
+-- 64-bit seed, as PyTorch's does, which a Lua number rounds above 2^53; the seeds manual_seed and
+-- seed() set come back exactly.
+function torch.initial_seed()
+  local out = ffi.new("uint64_t[1]")
+  check(C.lt_initial_seed(out), "initial_seed")
+  return tonumber(out[0])
+end
 
 function torch.set_num_threads(n)
   check(C.lt_set_num_threads(args.int("set_num_threads", 1, n)), "set_num_threads")
@@ -137,9 +157,9 @@ local fallback = require "torch._fallback"
 fallback.keywords_to_generated(torch, fallback.positional_only)
 fallback.keywords_to_generated(T.Tensor, fallback.positional_only)
 
--- x:describe() (a summary string) and torch.breakpoint() (a debugger REPL at the caller; needs
--- the ltorch executable): lua/torch/repl/.
-require "torch.repl.describe"
+-- x:describe() (a summary string: torch._describe) and torch.breakpoint() (a debugger REPL at
+-- the caller; needs the ltorch executable; lua/torch/repl/debugger.lua, loaded when called).
+require "torch._describe"
 function torch.breakpoint() require("torch.repl.debugger").breakpoint(2) end
 
 -- The generated op surface and the lazily loaded namespaces (torch._ops_generated).

@@ -19,31 +19,28 @@
     local it = pool.iterator(loader, batches_iter, config_table)
 ]]
 local ffi = require "ffi"
+require "torch._C"   -- declares lt_tensor, which the worker ABI's declarations use
 local ser = require "torch.data._serialize"
 
+-- The declarations are runtime/ltorch_workers.h's LTW_CDEF region, embedded in the runtime at
+-- build time (cmake/embed_cdef.cmake): one copy of the ABI, as torch._C does for bindings/lt.h.
 local registry = debug.getregistry()
 if not registry["ltorch.data._pool"] then
-  ffi.cdef [[
-  typedef struct ltw_pool ltw_pool;
-  typedef struct ltw_result { int worker; int flags; char *meta; lt_tensor **tensors; int ntensors; } ltw_result;
-  const char *ltw_pool_error(void);
-  ltw_pool *ltw_pool_new(int num_workers, const char *config);
-  int ltw_pool_put(ltw_pool *p, int worker, int64_t batch, const int64_t *indices, int n);
-  int ltw_pool_get(ltw_pool *p, int64_t batch, int worker, int timeout_ms, ltw_result *out);
-  void ltw_result_clear(ltw_result *r);
-  void ltw_pool_close(ltw_pool *p);
-  int ltw_worker_next(ltw_pool *p, int worker, int timeout_ms, int64_t *batch, int *n, int64_t *indices, int capacity);
-  int ltw_worker_post(ltw_pool *p, int worker, int64_t batch, int flags, const char *meta, lt_tensor *const *tensors, int ntensors);
-  void ltw_worker_exit_now(void);
-  ]]
+  ffi.cdef [[ const char *ltw_cdef_source(void); ]]
+  local ok, src = pcall(function() return ffi.C.ltw_cdef_source() end)
+  if not ok then
+    error("torch.data: DataLoader workers need the ltorch runtime (the `ltorch` executable or " ..
+      "libltorch), which this process lacks (no ltw_cdef_source)", 0)
+  end
+  ffi.cdef(ffi.string(src))
   registry["ltorch.data._pool"] = true
 end
 
 local M = {}
 local C = ffi.C
 M.C = C
-M.OK, M.TIMEOUT, M.ERROR, M.DEAD, M.SHUTDOWN = 0, 1, 2, 3, 4
-M.RESULT_ERROR, M.RESULT_END = 1, 2
+M.OK, M.TIMEOUT, M.ERROR, M.DEAD, M.SHUTDOWN = C.LTW_OK, C.LTW_TIMEOUT, C.LTW_ERROR, C.LTW_DEAD, C.LTW_SHUTDOWN
+M.RESULT_ERROR, M.RESULT_END = C.LTW_RESULT_ERROR, C.LTW_RESULT_END
 
 local function check_interrupt()
   local L = rawget(_G, "_LTORCH")

@@ -16,14 +16,17 @@
 ]]
 local ffi = require "ffi"
 
+-- The declarations are runtime/ltorch_image.h's LTIMG_CDEF region, embedded in the runtime at
+-- build time (cmake/embed_cdef.cmake): one copy of the ABI, as torch._C does for bindings/lt.h.
 local registry = debug.getregistry()
 if not registry["ltorch.data.image"] then
-  ffi.cdef [[
-  const char *ltimg_error(void);
-  int ltimg_decode(const unsigned char *bytes, int len, int want_channels, int *w, int *h, int *c, unsigned char **pixels);
-  void ltimg_free(unsigned char *pixels);
-  int ltimg_write_png(const char *path, int w, int h, int c, const unsigned char *pixels);
-  ]]
+  ffi.cdef [[ const char *ltimg_cdef_source(void); ]]
+  local ok, src = pcall(function() return ffi.C.ltimg_cdef_source() end)
+  if not ok then
+    error("torch.data.image: image decoding needs the ltorch runtime (the `ltorch` executable or " ..
+      "libltorch), which this process lacks (no ltimg_cdef_source)", 0)
+  end
+  ffi.cdef(ffi.string(src))
   registry["ltorch.data.image"] = true
 end
 

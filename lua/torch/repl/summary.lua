@@ -16,7 +16,7 @@
   quick. Nothing here raises: a value whose summary fails says why, in one line.
 ]]
 local pretty = require "torch.repl.pretty"
-local describe = require "torch.repl.describe"
+local describe = require "torch._describe"
 
 local M = {}
 

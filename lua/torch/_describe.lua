@@ -1,5 +1,5 @@
 --[[
-  torch.repl.describe — x:describe(): a tensor's summary as a string, for the REPL (help(x),
+  torch._describe — x:describe(): a tensor's summary as a string, for the REPL (help(x),
   ?x, :p x in the debugger) and for scripts (print(x:describe())); describe.stats(x) gives
   the numbers alone (the debugger's one-line summaries use it).
 
@@ -12,7 +12,8 @@
   and Inf are counted, not propagated); std is the sample standard deviation (PyTorch's
   default, unbiased). Bool and integer tensors get the same statistics; complex tensors and
   empty tensors report only shape/dtype/device/grad. Loaded by torch/init.lua, which
-  registers it as Tensor.describe.
+  registers it as Tensor.describe; it lives in the core beside torch._tensor_str (the REPL's
+  torch.repl.summary builds on it), so the core needs nothing from the REPL.
 ]]
 local T = require "torch._tensor"
 
