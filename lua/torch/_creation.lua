@@ -19,6 +19,7 @@ local ffi = require "ffi"
 local _C = require "torch._C"
 local memory = require "torch._memory"
 local args = require "torch._args"
+local P = require "torch._pysig"
 local dtype_mod = require "torch.dtype"
 local T = require "torch._tensor"
 local dispatch = require "torch._dispatch"
@@ -128,7 +129,10 @@ M.empty = sized_factory("empty", C.lt_empty)
 M.rand = sized_factory("rand", C.lt_rand)
 M.randn = sized_factory("randn", C.lt_randn)
 
-function M.full(size, value, opts)
+local FACTORY_KW = "*, out=None, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False"
+local FULL = P.signature("full", "size, fill_value, " .. FACTORY_KW)
+
+local function full(size, value, opts)
   local sizes, n = args.sizes("full", 1, size)
   local v, kind = args.scalar(value)
   if v == nil then args.bad("full", 2, "number or boolean", args.typename(value)) end
@@ -137,6 +141,9 @@ function M.full(size, value, opts)
   check(C.lt_full(out, sizes, n, v, kind, o), "full")
   return wrap(out[0])
 end
+
+-- full(size, fill_value, *, dtype=, device=, requires_grad=): positional, keyword or mixed.
+function M.full(...) return full(P.lua_form(FULL, P.bind_given(FULL, ...), 2)) end
 
 function M.scalar_tensor(value, opts)
   local v, kind = args.scalar(value)
@@ -233,10 +240,10 @@ function M.linspace(start, stop, steps, opts)
   return wrap(out[0])
 end
 
--- randint(high, size[, opts]) | randint(low, high, size[, opts])
-function M.randint(a, b, c, d)
-  local low, high, size, opts
-  if type(b) == "table" then low, high, size, opts = 0, a, b, c else low, high, size, opts = a, b, c, d end
+local RANDINT3 = P.signature("randint", "low, high, size, *, generator=None, " .. FACTORY_KW:sub(4))
+local RANDINT2 = P.signature("randint", "high, size, *, generator=None, " .. FACTORY_KW:sub(4))
+
+local function randint(low, high, size, opts)
   low = args.int("randint", 1, low)
   high = args.int("randint", 2, high)
   if high <= low then error(("randint: expected low < high, got low=%d high=%d"):format(low, high), 2) end
@@ -245,6 +252,25 @@ function M.randint(a, b, c, d)
   local o = args.options("randint", args.opt_table("randint", 4, opts), int64)
   check(C.lt_randint(out, low, high, sizes, n, o), "randint")
   return wrap(out[0])
+end
+
+--[[ PyTorch's two overloads, told apart as Python does: low is given (by name, or as a third
+     value counting high and size given by name), or the call is randint(high, size). ]]
+local function randint_signature(...)
+  local n = select("#", ...)
+  while n > 0 and select(n, ...) == nil do n = n - 1 end
+  local last = n > 0 and select(n, ...) or nil
+  local kw = P.is_keywords(last) and next(last) ~= nil and last or nil
+  local count = (kw and n - 1 or n) + (kw and kw.high ~= nil and 1 or 0) + (kw and kw.size ~= nil and 1 or 0)
+  return ((kw and kw.low ~= nil) or count >= 3) and RANDINT3 or RANDINT2
+end
+
+-- randint(high, size, *, dtype=, ...) | randint(low, high, size, *, dtype=, ...)
+function M.randint(...)
+  local sig = randint_signature(...)
+  local a = P.bind_given(sig, ...)
+  if sig == RANDINT3 then return randint(P.lua_form(sig, a, 3)) end
+  return randint(0, P.lua_form(sig, a, 2))
 end
 
 function M.randperm(n, opts)

@@ -74,8 +74,10 @@ describe("nn.Bilinear", function()
     end)
 
     it("rejects bad constructor arguments", function()
-      assert.matches("Bilinear: expected in1_features, in2_features, out_features as integers", err(nn.Bilinear, 3, 4))
-      assert.matches("Bilinear: unknown option 'bais'", err(nn.Bilinear, 3, 4, 5, { bais = false }))
+      assert.matches("Bilinear: missing required argument 'out_features'", err(nn.Bilinear, 3, 4))
+      assert.matches("Bilinear: expected in1_features, in2_features, out_features as integers", err(nn.Bilinear, 3, 4, "5"))
+      assert.matches("Bilinear: unexpected keyword argument 'bais' %(did you mean 'bias'%?%)",
+        err(nn.Bilinear, 3, 4, 5, { bais = false }))
     end)
   end)
 end)

@@ -223,10 +223,11 @@ describe("nn losses with bad inputs", function()
       "CrossEntropyLoss: reduction must be 'mean', 'sum' or 'none', got 'batchmean'")
     assert.has_error(function() nn.KLDivLoss({ reduction = "avg" }) end,
       "KLDivLoss: reduction must be 'batchmean', 'mean', 'sum' or 'none', got 'avg'")
-    assert.has_error(function() nn.HuberLoss({ beta = 1 }) end, "HuberLoss: unknown option 'beta'")
-    assert.has_error(function() nn.BCELoss({ pos_weight = X.PW }) end, "BCELoss: unknown option 'pos_weight'")
+    assert.has_error(function() nn.HuberLoss({ beta = 1 }) end, "HuberLoss: unexpected keyword argument 'beta' (did you mean 'delta'?)")
+    assert.has_error(function() nn.BCELoss({ pos_weight = X.PW }) end, "BCELoss: unexpected keyword argument 'pos_weight'")
     assert.has_error(function() nn.CrossEntropyLoss({ weight = { 1, 2 } }) end, "CrossEntropyLoss: weight must be a Tensor, got table")
-    assert.has_error(function() nn.MSELoss("sum") end, "bad argument #1 to 'MSELoss' (options table expected, got string)")
+    -- MSELoss("sum") is PyTorch's MSELoss(size_average="sum"): the legacy argument, which must be a boolean
+    assert.has_error(function() nn.MSELoss("sum") end, "MSELoss: size_average and reduce must be booleans, got string")
   end)
 
   it("check the functional forms' options", function()

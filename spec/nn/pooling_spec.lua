@@ -112,7 +112,7 @@ describe("nn pooling layers", function()
     it("rejects bad constructor arguments", function()
       assert.matches("MaxPool2d: kernel_size must be an integer or a table of 2 integers, got %(2, 2, 2%)",
         err(nn.MaxPool2d, { 2, 2, 2 }))
-      assert.matches("AvgPool2d: unknown option 'strid'", err(nn.AvgPool2d, 2, { strid = 1 }))
+      assert.matches("AvgPool2d: unexpected keyword argument 'strid' %(did you mean 'stride'%?%)", err(nn.AvgPool2d, 2, { strid = 1 }))
       assert.matches("divisor_override must be a positive integer", err(nn.AvgPool2d, 2, { divisor_override = 0 }))
       assert.matches("AdaptiveAvgPool2d: output_size must be", err(nn.AdaptiveAvgPool2d, "big"))
     end)

@@ -234,7 +234,7 @@ describe("nn.TransformerDecoderLayer / nn.Transformer misuse", function()
     fails("Transformer: bias = false is not supported (LayerNorm has no bias option yet)", nn.Transformer,
       { d_model = 8, nhead = 2, bias = false })
     fails("TransformerDecoder: decoder_layer must be a Module, got nil", nn.TransformerDecoder, nil, 2)
-    fails("Transformer: unknown option 'heads'", nn.Transformer, { heads = 2 })
+    fails("Transformer: unexpected keyword argument 'heads' (did you mean 'nhead'?)", nn.Transformer, { heads = 2 })
     fails("generate_square_subsequent_mask: sz must be a non-negative integer, got 2.5",
       nn.Transformer.generate_square_subsequent_mask, 2.5)
   end)

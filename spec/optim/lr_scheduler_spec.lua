@@ -266,7 +266,7 @@ describe("optim.lr_scheduler", function()
       assert.is_false(ok)
       return e
     end
-    assert.matches("lr_scheduler_spec.lua:%d+: StepLR: unknown option 'gama'",
+    assert.matches("lr_scheduler_spec.lua:%d+: StepLR: unexpected keyword argument 'gama' %(did you mean 'gamma'%?%)",
       err(function() S.StepLR(opt, 3, { gama = 0.5 }) end))
     assert.matches("lr_scheduler_spec.lua:%d+: StepLR: table is not an Optimizer", err(function() S.StepLR({}, 3) end))
     assert.matches("StepLR: step_size must be a positive integer, got 0", err(function() S.StepLR(opt, 0) end))
@@ -275,7 +275,7 @@ describe("optim.lr_scheduler", function()
       err(function() S.CosineAnnealingLR(new_opt("SGD"), 10, { last_epoch = 3 }) end))
     assert.matches("LinearLR: starting multiplicative factor expected to be greater than 0 and less or equal to 1, got 0",
       err(function() S.LinearLR(opt, { start_factor = 0 }) end))
-    assert.matches("StepLR: unknown option 'verbose'", err(function() S.StepLR(opt, 3, { verbose = true }) end))
+    assert.matches("StepLR: unexpected keyword argument 'verbose'", err(function() S.StepLR(opt, 3, { verbose = true }) end))
     assert.matches("LambdaLR: expected a function or 2 functions", err(function() S.LambdaLR(opt, { function() end }) end))
     assert.matches("OneCycleLR: you must define either total_steps OR %(epochs AND steps_per_epoch%)",
       err(function() S.OneCycleLR(opt, 0.1) end))

@@ -60,12 +60,17 @@ local function run_script(path, args, opts)
 end
 
 -- A fresh optimizer of the script's class with the script's hyper-parameters (first group's).
+-- The group holds keys the constructor does not take (AdamW's decoupled_weight_decay, a
+-- scheduler's initial_lr): the optimizer is made with lr alone and the group then gets them all.
 local function optimizer_builder(trace)
   local class, h = trace.opt_class, trace.opt_groups[1]
   return function(params)
-    local o = {}
-    for k, v in pairs(h) do o[k] = v end
-    return class(params, o)
+    local opt = class(params, { lr = h.lr })
+    local group = opt.param_groups[1]
+    for k, v in pairs(h) do
+      if k ~= "params" then group[k] = v end
+    end
+    return opt
   end
 end
 

@@ -1,14 +1,15 @@
 --[[
   torch.nn._fargs — PyTorch's Python signatures for the hand-written torch.nn.functional callables
-  (internal). A signature is written as in Python and binds Lua arguments the way Python does:
+  and the nn module constructors (internal). Binding is torch._pysig's, as Python binds a call:
 
       local S = A.signature("mse_loss", "input, target, size_average=None, reduce=None, reduction='mean', weight=None")
       local a = A.bind(S, ...)     -- a.input, a.target, a.reduction == "mean", ...
+      A.init(Linear, "in_features, out_features, bias=True, device=None, dtype=None")
 
   Positional values fill the parameters in order; a trailing keyword table (string keys, no array
   part) fills them by name; `*` starts the keyword-only ones. Python's None is nil (a nil given
   positionally fills a required parameter, as None does). Misuse reads
-  like Python's and blames the user's line (the first frame outside lua/torch/nn/):
+  like Python's and blames the user's line (the first frame outside ltorch's own files):
       mse_loss: got multiple values for argument 'reduction'
       mse_loss: unexpected keyword argument 'reductoin' (did you mean 'reduction'?)
       gaussian_nll_loss: missing required argument 'var'
@@ -19,6 +20,7 @@
 ]]
 local torch = require "torch"
 local layer_fail = require("torch.nn._layer_util").fail
+local P = require "torch._pysig"
 
 local M = {}
 
@@ -48,97 +50,9 @@ local function rethrow(ok, ...)
 end
 function M.call(f, ...) return rethrow(pcall(f, ...)) end
 
-local NONE = {}   -- a default of None: optional, nil when not given
+M.signature, M.bind, M.bind_given, M.is_keywords = P.signature, P.bind, P.bind_given, P.is_keywords
 
-local function parse_default(fname, text)
-  if text == "None" then return NONE end
-  if text == "True" then return true end
-  if text == "False" then return false end
-  local s = text:match("^'(.*)'$")
-  if s then return s end
-  local n = tonumber(text)
-  if n == nil then error(("signature of %s: cannot read default %s"):format(fname, text), 3) end
-  return n
-end
-
--- A signature from Python's text: "input, p=0.5, *, inplace=False".
-function M.signature(fname, text)
-  local sig = { name = fname, names = {}, index = {}, defaults = {}, npos = 0 }
-  local kwonly = false
-  for item in text:gmatch("[^,]+") do
-    item = item:match("^%s*(.-)%s*$")
-    if item == "*" then
-      kwonly = true
-    else
-      local name, default = item:match("^([%w_]+)%s*=%s*(.+)$")
-      name = name or item
-      sig.names[#sig.names + 1] = name
-      sig.index[name] = #sig.names
-      if default then sig.defaults[name] = parse_default(fname, default) end
-      if not kwonly then sig.npos = #sig.names end
-    end
-  end
-  return sig
-end
-
-local function is_keywords(v)
-  if type(v) ~= "table" or getmetatable(v) ~= nil or v[1] ~= nil then return false end
-  for k in pairs(v) do if type(k) ~= "string" then return false end end
-  return true
-end
-M.is_keywords = is_keywords
-
--- The closest parameter name (edit distance at most 2), for "did you mean".
-local function distance(a, b)
-  local prev = {}
-  for j = 0, #b do prev[j] = j end
-  for i = 1, #a do
-    local cur = { [0] = i }
-    for j = 1, #b do
-      local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1
-      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-    end
-    prev = cur
-  end
-  return prev[#b]
-end
-
-local function unknown(sig, k)
-  local best, bd = nil, 3
-  for _, name in ipairs(sig.names) do
-    local d = distance(tostring(k), name)
-    if d < bd or (best == nil and name:find(tostring(k), 1, true)) then best, bd = name, math.min(d, bd) end
-  end
-  M.fail("%s: unexpected keyword argument '%s'%s", sig.name, tostring(k),
-    best and (" (did you mean '" .. best .. "'?)") or "")
-end
-
--- Binds (...) to sig; returns a table name -> value with the defaults filled in.
-function M.bind(sig, ...)
-  local n = select("#", ...)
-  local vals, kw = { ... }, nil
-  if n > 0 and is_keywords(vals[n]) then kw, n = vals[n], n - 1 end
-  while n > sig.npos and vals[n] == nil do n = n - 1 end   -- f(x, opts) with opts nil
-  if n > sig.npos then
-    M.fail("%s: takes at most %d positional arguments but %d were given", sig.name, sig.npos, n)
-  end
-  local out = {}
-  for i = 1, n do out[sig.names[i]] = vals[i] end
-  for k, v in pairs(kw or {}) do
-    local i = sig.index[k]
-    if i == nil then unknown(sig, k) end
-    if i <= n then M.fail("%s: got multiple values for argument '%s'", sig.name, k) end
-    out[k] = v
-  end
-  for i, name in ipairs(sig.names) do
-    if out[name] == nil then
-      local d = sig.defaults[name]
-      if d == nil and i > n then M.fail("%s: missing required argument '%s'", sig.name, name) end
-      if d ~= nil and d ~= NONE then out[name] = d end
-    end
-  end
-  return out
-end
+M.init = P.init   -- a module class's constructor with PyTorch's signature (torch._pysig)
 
 ---------------------------------------------------------------- argument checks
 local function typename(v) return torch.is_tensor(v) and "Tensor" or type(v) end

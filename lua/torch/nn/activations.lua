@@ -8,6 +8,7 @@
 ]]
 local torch = require "torch"
 local Module = require("torch.nn.module").Module
+local A = require "torch.nn._fargs"
 
 local M = {}
 
@@ -62,5 +63,15 @@ M.Flatten = Flatten
 function Flatten:__init(start_dim, end_dim) self.start_dim, self.end_dim = start_dim or 1, end_dim or -1 end
 function Flatten:forward(x) return x:flatten(self.start_dim, self.end_dim) end
 function Flatten:extra_repr() return ("start_dim=%d, end_dim=%d"):format(self.start_dim, self.end_dim) end
+
+-- PyTorch 2.11's constructor signatures: positional, keyword or mixed arguments.
+A.init(M.ReLU, "inplace=False")
+A.init(M.SiLU, "inplace=False")
+A.init(M.GELU, "approximate='none'")
+A.init(M.LeakyReLU, "negative_slope=0.01, inplace=False", "all")
+A.init(M.ELU, "alpha=1.0, inplace=False", "all")
+A.init(M.Softmax, "dim=None", "all")
+A.init(M.LogSoftmax, "dim=None", "all")
+A.init(M.Flatten, "start_dim=1, end_dim=-1", "all")
 
 return M

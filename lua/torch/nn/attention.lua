@@ -36,6 +36,7 @@ local F = require "torch.nn.functional"
 local U = require "torch.nn._layer_util"
 
 local Module, Parameter = module.Module, module.Parameter
+local A = require "torch.nn._fargs"
 
 local M = {}
 
@@ -293,5 +294,9 @@ function MultiheadAttention:forward(query, key, value, ...)
   if not batched then weights = weights:squeeze(0) end
   return out, weights
 end
+
+-- PyTorch 2.11's constructor signatures: positional, keyword or mixed arguments.
+A.init(M.MultiheadAttention, "embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False, "
+  .. "kdim=None, vdim=None, batch_first=False, device=None, dtype=None")
 
 return M

@@ -18,6 +18,7 @@ local init = require "torch.nn.initializers"
 local U = require "torch.nn._layer_util"
 
 local F = require "torch.nn.functional"
+local A = require "torch.nn._fargs"
 
 local M = {}
 
@@ -75,5 +76,8 @@ function Bilinear:extra_repr()
   return ("in1_features=%d, in2_features=%d, out_features=%d, bias=%s"):format(self.in1_features,
     self.in2_features, self.out_features, U.pyrepr(self.bias ~= nil))
 end
+
+-- PyTorch 2.11's constructor signatures: positional, keyword or mixed arguments.
+A.init(M.Bilinear, "in1_features, in2_features, out_features, bias=True, device=None, dtype=None")
 
 return M

@@ -7,8 +7,8 @@
       nn.ConvTranspose2d(in_channels, out_channels, kernel_size, stride=1, padding=0,
                 output_padding=0, groups=1, bias=true, dilation=1, padding_mode="zeros")
 
-  Any argument after kernel_size may be positional (PyTorch's order) or in the trailing keyword
-  table. kernel_size/stride/padding/dilation are an int or a table of ints, one per spatial dim;
+  Any argument may be positional (PyTorch's order) or in the trailing keyword table
+  (nn.Conv2d(3, 8, {kernel_size = 3})). kernel_size/stride/padding/dilation are an int or a table of ints, one per spatial dim;
   Conv padding may also be "same" (stride 1 only) or "valid". padding_mode "reflect",
   "replicate" and "circular" pad with F.pad first, as PyTorch does.
 
@@ -30,6 +30,7 @@ local init = require "torch.nn.initializers"
 local U = require "torch.nn._layer_util"
 
 local F = require "torch.nn.functional"
+local A = require "torch.nn._fargs"
 
 local M = {}
 
@@ -237,5 +238,13 @@ function ConvTranspose2d:forward(x, output_size)
   return U.guard(self:_label(), F.conv_transpose2d, x, self.weight, self.bias, self.stride, self.padding,
     output_padding, self.groups, self.dilation)
 end
+
+-- PyTorch 2.11's constructor signatures: positional, keyword or mixed arguments.
+A.init(M.Conv1d, "in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, "
+  .. "bias=True, padding_mode='zeros', device=None, dtype=None")
+A.init(M.Conv2d, "in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, "
+  .. "bias=True, padding_mode='zeros', device=None, dtype=None")
+A.init(M.ConvTranspose2d, "in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, "
+  .. "bias=True, dilation=1, padding_mode='zeros', device=None, dtype=None")
 
 return M

@@ -17,6 +17,7 @@
 local torch = require "torch"
 local Module = require("torch.nn.module").Module
 local U = require "torch.nn._layer_util"
+local A = require "torch.nn._fargs"
 
 local M = {}
 
@@ -80,5 +81,10 @@ function Dropout2d:forward(x)
   end
   return self:_apply_op("feature_dropout", x)
 end
+
+-- PyTorch 2.11's constructor signatures: positional, keyword or mixed arguments.
+A.init(M.Dropout, "p=0.5, inplace=False")
+A.init(M.Dropout1d, "p=0.5, inplace=False")
+A.init(M.Dropout2d, "p=0.5, inplace=False")
 
 return M

@@ -10,6 +10,7 @@ local torch = require "torch"
 local Module = require("torch.nn.module").Module
 local Parameter = require("torch.nn.module").Parameter
 local init = require "torch.nn.initializers"
+local A = require "torch.nn._fargs"
 
 local M = {}
 
@@ -34,6 +35,8 @@ function Linear:__init(in_features, out_features, opts)
   end
   self:reset_parameters()
 end
+
+A.init(Linear, "in_features, out_features, bias=True, device=None, dtype=None")
 
 function Linear:reset_parameters()
   -- a = sqrt(5) gives bound 1/sqrt(fan_in): PyTorch's long-standing default for Linear.

@@ -22,8 +22,9 @@
         CTCLoss({blank=0, zero_infinity=false}) (forward(log_probs, targets, input_lengths, target_lengths))
 
   reduction is "mean" (default) | "sum" | "none". A weight / pos_weight is a buffer (it moves with
-  :to() and is in the state_dict, as in PyTorch). A tensor as the only argument is the weight
-  (`nn.CrossEntropyLoss(w)`, as PyTorch's first positional). Misuse names the loss and the shapes:
+  :to() and is in the state_dict, as in PyTorch). Constructors bind PyTorch's signatures, positional
+  or keyword (`nn.CrossEntropyLoss(w)` is the weight, as PyTorch's first positional), the legacy
+  size_average / reduce mapping to a reduction with PyTorch's deprecation warning. Misuse names the loss and the shapes:
     CrossEntropyLoss: target must be int64 class indices of shape [N] or probabilities shaped
     like input [N, C]; got float32 [4, 3] for input [4, 5]
 
@@ -32,6 +33,7 @@
 ]]
 local torch = require "torch"
 local Module = require("torch.nn.module").Module
+local A = require "torch.nn._fargs"
 
 local M = {}
 local reductions = { mean = true, sum = true, none = true }
@@ -52,6 +54,12 @@ local function read_opts(name, opts, known, extra_reductions)
     error(("bad argument #1 to '%s' (options table expected, got %s)"):format(name, type(opts)), 4)
   end
   opts = opts or {}
+  if opts.size_average ~= nil or opts.reduce ~= nil then   -- PyTorch's legacy pair, with its warning
+    local o = {}
+    for k, v in pairs(opts) do if k ~= "size_average" and k ~= "reduce" then o[k] = v end end
+    o.reduction = A.reduction(name, opts, extra_reductions and "batchmean")
+    opts = o
+  end
   for k in pairs(opts) do
     if known[k] == nil and k ~= "reduction" then error(("%s: unknown option '%s'"):format(name, tostring(k)), 4) end
   end
@@ -197,5 +205,31 @@ functional("TripletMarginLoss", "triplet_margin_loss", 3, { margin = 1.0, p = 2.
 functional("TripletMarginWithDistanceLoss", "triplet_margin_with_distance_loss", 3,
   { distance_function = false, margin = 1.0, swap = false })
 functional("CTCLoss", "ctc_loss", 4, { blank = 0, zero_infinity = false })
+
+-- PyTorch 2.11's constructor signatures: positional, keyword or mixed arguments.
+A.init(M.L1Loss, "size_average=None, reduce=None, reduction='mean'")
+A.init(M.MSELoss, "size_average=None, reduce=None, reduction='mean'")
+A.init(M.CrossEntropyLoss, "weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean', "
+  .. "label_smoothing=0.0")
+A.init(M.NLLLoss, "weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'")
+A.init(M.BCELoss, "weight=None, size_average=None, reduce=None, reduction='mean'")
+A.init(M.BCEWithLogitsLoss, "weight=None, size_average=None, reduce=None, reduction='mean', pos_weight=None")
+A.init(M.SmoothL1Loss, "size_average=None, reduce=None, reduction='mean', beta=1.0")
+A.init(M.HuberLoss, "reduction='mean', delta=1.0")
+A.init(M.KLDivLoss, "size_average=None, reduce=None, reduction='mean', log_target=False")
+A.init(M.PoissonNLLLoss, "log_input=True, full=False, size_average=None, eps=1e-08, reduce=None, "
+  .. "reduction='mean'")
+A.init(M.GaussianNLLLoss, "*, full=False, eps=1e-06, reduction='mean'")
+A.init(M.MarginRankingLoss, "margin=0.0, size_average=None, reduce=None, reduction='mean'")
+A.init(M.HingeEmbeddingLoss, "margin=1.0, size_average=None, reduce=None, reduction='mean'")
+A.init(M.MultiLabelMarginLoss, "size_average=None, reduce=None, reduction='mean'")
+A.init(M.SoftMarginLoss, "size_average=None, reduce=None, reduction='mean'")
+A.init(M.MultiLabelSoftMarginLoss, "weight=None, size_average=None, reduce=None, reduction='mean'")
+A.init(M.CosineEmbeddingLoss, "margin=0.0, size_average=None, reduce=None, reduction='mean'")
+A.init(M.MultiMarginLoss, "p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction='mean'")
+A.init(M.TripletMarginLoss, "margin=1.0, p=2.0, eps=1e-06, swap=False, size_average=None, reduce=None, "
+  .. "reduction='mean'")
+A.init(M.TripletMarginWithDistanceLoss, "*, distance_function=None, margin=1.0, swap=False, reduction='mean'")
+A.init(M.CTCLoss, "blank=0, reduction='mean', zero_infinity=False")
 
 return M

@@ -3,7 +3,7 @@
   arguments, buffers, state_dict keys and repr (https://pytorch.org/docs/1.13/nn.html#normalization-layers).
 
       nn.BatchNorm2d(num_features, eps=1e-5, momentum=0.1, affine=true, track_running_stats=true)
-      nn.LayerNorm(normalized_shape, eps=1e-5, elementwise_affine=true)
+      nn.LayerNorm(normalized_shape, eps=1e-5, elementwise_affine=true, bias=true)
       nn.GroupNorm(num_groups, num_channels, eps=1e-5, affine=true)
 
   Arguments after the required ones are positional or in a trailing keyword table (which also
@@ -27,6 +27,7 @@ local init = require "torch.nn.initializers"
 local U = require "torch.nn._layer_util"
 
 local F = require "torch.nn.functional"
+local A = require "torch.nn._fargs"
 
 local M = {}
 
@@ -46,7 +47,7 @@ end
 local function reset_affine(self)
   if self.weight ~= nil then
     init.ones_(self.weight)
-    init.zeros_(self.bias)
+    if self.bias ~= nil then init.zeros_(self.bias) end
   end
 end
 
@@ -170,7 +171,7 @@ local LayerNorm = Module:extend("LayerNorm")
 M.LayerNorm = LayerNorm
 
 function LayerNorm:__init(normalized_shape, ...)
-  local a = U.args("LayerNorm", { "eps", "elementwise_affine", "dtype", "device" }, ...)
+  local a = U.args("LayerNorm", { "eps", "elementwise_affine", "bias", "dtype", "device" }, ...)
   local shape = type(normalized_shape) == "table" and normalized_shape or { normalized_shape }
   local copy = {}
   for i = 1, #shape do
@@ -183,6 +184,7 @@ function LayerNorm:__init(normalized_shape, ...)
   self.elementwise_affine = a.elementwise_affine ~= false
   local f = factory(a)
   register_affine(self, self.elementwise_affine, copy, f)
+  if a.bias == false and self.elementwise_affine then self:register_parameter("bias", nil) end
   self:reset_parameters()
 end
 
@@ -251,5 +253,14 @@ function GroupNorm:extra_repr()
   return ("%d, %d, eps=%s, affine=%s"):format(self.num_groups, self.num_channels, U.pyrepr(self.eps, true),
     U.pyrepr(self.affine))
 end
+
+-- PyTorch 2.11's constructor signatures: positional, keyword or mixed arguments.
+A.init(M.BatchNorm1d, "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, "
+  .. "device=None, dtype=None")
+A.init(M.BatchNorm2d, "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, "
+  .. "device=None, dtype=None")
+A.init(M.LayerNorm, "normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, device=None, "
+  .. "dtype=None")
+A.init(M.GroupNorm, "num_groups, num_channels, eps=1e-05, affine=True, device=None, dtype=None")
 
 return M

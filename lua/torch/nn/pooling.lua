@@ -22,6 +22,7 @@ local Module = require("torch.nn.module").Module
 local U = require "torch.nn._layer_util"
 
 local F = require "torch.nn.functional"
+local A = require "torch.nn._fargs"
 
 local M = {}
 
@@ -141,5 +142,11 @@ function AdaptiveAvgPool2d:extra_repr()
   end
   return "output_size=" .. v
 end
+
+-- PyTorch 2.11's constructor signatures: positional, keyword or mixed arguments.
+A.init(M.MaxPool2d, "kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False")
+A.init(M.AvgPool2d, "kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, "
+  .. "divisor_override=None")
+A.init(M.AdaptiveAvgPool2d, "output_size", "all")
 
 return M

@@ -38,6 +38,7 @@ local U = require "torch.nn._layer_util"
 local pack = require("torch._args").pack
 
 local Module, Parameter = module.Module, module.Parameter
+local A = require "torch.nn._fargs"
 
 local M = {}
 
@@ -278,5 +279,14 @@ function RNN:__init(input_size, hidden_size, opts)
   self.nonlinearity = nl
   RNNBase.__init(self, nl == "tanh" and "RNN_TANH" or "RNN_RELU", input_size, hidden_size, opts)
 end
+
+-- PyTorch 2.11's constructor signatures: positional, keyword or mixed arguments.
+-- (proj_size, keyword-only here, reaches RNNBase for PyTorch's "only supported for LSTM" error.)
+A.init(M.RNN, "input_size, hidden_size, num_layers=1, nonlinearity='tanh', bias=True, batch_first=False, "
+  .. "dropout=0.0, bidirectional=False, device=None, dtype=None, *, proj_size=0")
+A.init(M.GRU, "input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, "
+  .. "bidirectional=False, device=None, dtype=None, *, proj_size=0")
+A.init(M.LSTM, "input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, "
+  .. "bidirectional=False, proj_size=0, device=None, dtype=None")
 
 return M

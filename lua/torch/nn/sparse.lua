@@ -18,6 +18,7 @@ local Module = require("torch.nn.module").Module
 local Parameter = require("torch.nn.module").Parameter
 local init = require "torch.nn.initializers"
 local U = require "torch.nn._layer_util"
+local A = require "torch.nn._fargs"
 
 local M = {}
 
@@ -128,5 +129,10 @@ function Embedding.from_pretrained(embeddings, opts)
   emb.weight.requires_grad = opts.freeze == false
   return emb
 end
+
+-- PyTorch 2.11's constructor signatures: positional, keyword or mixed arguments.
+A.init(M.Embedding, "num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0, "
+  .. "scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, "
+  .. "dtype=None")
 
 return M

@@ -46,6 +46,7 @@ local U = require "torch.nn._layer_util"
 local TU = require "torch.nn._transformer_util"
 
 local Module, is_module = module.Module, module.is_module
+local A = require "torch.nn._fargs"
 
 local M = {}
 
@@ -167,5 +168,11 @@ function TransformerEncoder:forward(src, ...)
   if self.norm ~= nil then out = self.norm(out) end
   return out
 end
+
+-- PyTorch 2.11's constructor signatures: positional, keyword or mixed arguments.
+A.init(M.TransformerEncoderLayer, "d_model, nhead, dim_feedforward=2048, dropout=0.1, activation='relu', "
+  .. "layer_norm_eps=1e-05, batch_first=False, norm_first=False, bias=True, device=None, "
+  .. "dtype=None")
+A.init(M.TransformerEncoder, "encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True")
 
 return M

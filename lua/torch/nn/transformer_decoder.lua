@@ -57,6 +57,7 @@ local U = require "torch.nn._layer_util"
 local TU = require "torch.nn._transformer_util"
 
 local Module, is_module = module.Module, module.is_module
+local A = require "torch.nn._fargs"
 
 local M = {}
 
@@ -264,5 +265,15 @@ function Transformer.generate_square_subsequent_mask(sz, ...)
   if is_module(sz) then return TU.generate_square_subsequent_mask(...) end
   return TU.generate_square_subsequent_mask(sz, ...)
 end
+
+-- PyTorch 2.11's constructor signatures: positional, keyword or mixed arguments.
+A.init(M.TransformerDecoderLayer, "d_model, nhead, dim_feedforward=2048, dropout=0.1, activation='relu', "
+  .. "layer_norm_eps=1e-05, batch_first=False, norm_first=False, bias=True, device=None, "
+  .. "dtype=None")
+A.init(M.TransformerDecoder, "decoder_layer, num_layers, norm=None")
+A.init(M.Transformer, "d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048, "
+  .. "dropout=0.1, activation='relu', custom_encoder=None, custom_decoder=None, "
+  .. "layer_norm_eps=1e-05, batch_first=False, norm_first=False, bias=True, device=None, "
+  .. "dtype=None")
 
 return M

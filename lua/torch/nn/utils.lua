@@ -14,6 +14,7 @@
         nn.utils.format_grad_flow(report), prints a table with the flagged rows marked "<--".
         Call it after backward(), before the optimizer step / zero_grad.
 
+  Arguments bind as PyTorch's (positional, keyword or mixed: clip_grad_norm_{parameters = ps, max_norm = 1}).
   `params` is a Lua array of tensors (model:parameters()) or one tensor. The norms of many
   tensors are taken in one libtorch call (torch._foreach_norm), the CPU scaling too
   (torch._foreach_mul_); on other devices the scale stays a tensor, so nothing waits on the GPU.
@@ -25,6 +26,7 @@
       end
 ]]
 local torch = require "torch"
+local P = require "torch._pysig"
 
 local M = {}
 
@@ -56,7 +58,7 @@ local function norms_of(list, ord, device)
   return norms
 end
 
-function M.clip_grad_norm_(params, max_norm, opts)
+local function clip_grad_norm_(params, max_norm, opts)
   if type(max_norm) ~= "number" then
     error(("bad argument #2 to 'clip_grad_norm_' (number expected, got %s)"):format(type(max_norm)), 2)
   end
@@ -93,7 +95,7 @@ function M.clip_grad_norm_(params, max_norm, opts)
   end)
 end
 
-function M.clip_grad_value_(params, clip_value)
+local function clip_grad_value_(params, clip_value)
   if type(clip_value) ~= "number" then
     error(("bad argument #2 to 'clip_grad_value_' (number expected, got %s)"):format(type(clip_value)), 2)
   end
@@ -102,6 +104,12 @@ function M.clip_grad_value_(params, clip_value)
     for _, g in ipairs(grads) do g:clamp_(-clip_value, clip_value) end
   end)
 end
+
+-- PyTorch 2.11's signatures: positional, keyword or mixed arguments.
+local CLIP_NORM = P.signature("clip_grad_norm_", "parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None")
+local CLIP_VALUE = P.signature("clip_grad_value_", "parameters, clip_value, foreach=None")
+function M.clip_grad_norm_(...) return clip_grad_norm_(P.lua_form(CLIP_NORM, P.bind_given(CLIP_NORM, ...), 2)) end
+function M.clip_grad_value_(...) return clip_grad_value_(P.lua_form(CLIP_VALUE, P.bind_given(CLIP_VALUE, ...), 2)) end
 
 ---------------------------------------------------------------- grad flow
 local function classify(e, opts)

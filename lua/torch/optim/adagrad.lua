@@ -73,7 +73,9 @@ local function check(o)
 end
 
 local Adagrad = base.Optimizer:extend("Adagrad", { lr = 1e-2, lr_decay = 0, weight_decay = 0,
-  initial_accumulator_value = 0, eps = 1e-10, maximize = false, foreach = true }, check)
+  initial_accumulator_value = 0, eps = 1e-10, maximize = false, foreach = true }, check,
+  "params, lr=0.01, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10, foreach=None, *, "
+  .. "maximize=False, differentiable=False, fused=None")
 M.Adagrad = Adagrad
 
 function Adagrad:init_state(p, group)

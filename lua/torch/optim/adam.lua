@@ -140,13 +140,17 @@ local function update_group(self, group)
 end
 
 local Adam = base.Optimizer:extend("Adam", { lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 0,
-  amsgrad = false, maximize = false, foreach = true, decoupled_weight_decay = false }, check)
+  amsgrad = false, maximize = false, foreach = true, decoupled_weight_decay = false }, check,
+  "params, lr=0.001, betas=None, eps=1e-08, weight_decay=0, amsgrad=False, *, foreach=None, maximize=False, "
+  .. "capturable=False, differentiable=False, fused=None, decoupled_weight_decay=False")
 M.Adam = Adam
 Adam.init_state = init_state
 Adam.update_group = update_group
 
 local AdamW = base.Optimizer:extend("AdamW", { lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 1e-2,
-  amsgrad = false, maximize = false, foreach = true, decoupled_weight_decay = true }, check_adamw)
+  amsgrad = false, maximize = false, foreach = true, decoupled_weight_decay = true }, check_adamw,
+  "params, lr=0.001, betas=None, eps=1e-08, weight_decay=0.01, amsgrad=False, *, maximize=False, foreach=None, "
+  .. "capturable=False, differentiable=False, fused=None")
 M.AdamW = AdamW
 AdamW.init_state = init_state
 AdamW.update_group = update_group

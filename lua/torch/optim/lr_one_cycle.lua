@@ -16,6 +16,7 @@
   also take one value per group. Stepping past total_steps is an error.
 ]]
 local B = require "torch.optim.lr_scheduler_base"
+local P = require "torch._pysig"
 
 local M = {}
 
@@ -131,5 +132,11 @@ function OneCycleLR:get_lr()
   end
   return lrs
 end
+
+-- PyTorch 2.11's constructor signatures: positional, keyword or mixed arguments.
+P.init(M.OneCycleLR, "optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, "
+  .. "pct_start=0.3, anneal_strategy='cos', cycle_momentum=True, base_momentum=0.85, "
+  .. "max_momentum=0.95, div_factor=25.0, final_div_factor=10000.0, three_phase=False, "
+  .. "last_epoch=-1")
 
 return M

@@ -14,6 +14,7 @@
   single min_lr covers added groups), eps = 1e-8.
 ]]
 local B = require "torch.optim.lr_scheduler_base"
+local P = require "torch._pysig"
 
 local M = {}
 
@@ -118,5 +119,9 @@ function ReduceLROnPlateau:load_state_dict(sd)
   B.LRScheduler.load_state_dict(self, sd)
   init_is_better(self)
 end
+
+-- PyTorch 2.11's constructor signatures: positional, keyword or mixed arguments.
+P.init(M.ReduceLROnPlateau, "optimizer, mode='min', factor=0.1, patience=10, threshold=0.0001, "
+  .. "threshold_mode='rel', cooldown=0, min_lr=0, eps=1e-08")
 
 return M

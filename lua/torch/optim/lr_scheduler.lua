@@ -7,7 +7,8 @@
       for epoch = 1, 100 do train_one_epoch(); sched:step() end
       print(sched:get_last_lr()[1])
 
-  Required arguments are positional, as in PyTorch; the optional ones go in a trailing table.
+  Arguments take PyTorch's names, order and defaults: positional, in a trailing keyword table, or
+  mixed (StepLR(opt, 10, 0.5), StepLR(opt, {step_size = 10}), StepLR{optimizer = opt, step_size = 10}).
   Every scheduler has step(), get_last_lr() (one lr per group), state_dict(), load_state_dict()
   and takes {last_epoch = -1} (PyTorch 2.11 has no `verbose`).
     LambdaLR(opt, fn or {fn per group})       lr = initial_lr * fn(epoch)
@@ -25,6 +26,7 @@
 ]]
 local B = require "torch.optim.lr_scheduler_base"
 local None = require("torch.serialization.pickle").None
+local P = require "torch._pysig"
 
 local LRScheduler, options = B.LRScheduler, B.options
 
@@ -268,5 +270,15 @@ end
 for _, name in ipairs({ "torch.optim.lr_one_cycle", "torch.optim.lr_sequential", "torch.optim.lr_plateau" }) do
   for k, v in pairs(require(name)) do M[k] = v end
 end
+
+-- PyTorch 2.11's constructor signatures: positional, keyword or mixed arguments.
+P.init(M.LambdaLR, "optimizer, lr_lambda, last_epoch=-1")
+P.init(M.MultiplicativeLR, "optimizer, lr_lambda, last_epoch=-1")
+P.init(M.StepLR, "optimizer, step_size, gamma=0.1, last_epoch=-1")
+P.init(M.MultiStepLR, "optimizer, milestones, gamma=0.1, last_epoch=-1")
+P.init(M.ConstantLR, "optimizer, factor=0.3333333333333333, total_iters=5, last_epoch=-1")
+P.init(M.LinearLR, "optimizer, start_factor=0.3333333333333333, end_factor=1.0, total_iters=5, last_epoch=-1")
+P.init(M.ExponentialLR, "optimizer, gamma, last_epoch=-1")
+P.init(M.CosineAnnealingLR, "optimizer, T_max, eta_min=0.0, last_epoch=-1")
 
 return M

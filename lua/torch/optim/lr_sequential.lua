@@ -13,6 +13,7 @@
 ]]
 local B = require "torch.optim.lr_scheduler_base"
 local ReduceLROnPlateau = require("torch.optim.lr_plateau").ReduceLROnPlateau
+local P = require "torch._pysig"
 
 local M = {}
 
@@ -121,5 +122,9 @@ function ChainedScheduler:step()
 end
 
 ChainedScheduler.state_dict, ChainedScheduler.load_state_dict = nested_state, load_nested
+
+-- PyTorch 2.11's constructor signatures: positional, keyword or mixed arguments.
+P.init(M.SequentialLR, "optimizer, schedulers, milestones, last_epoch=-1")
+P.init(M.ChainedScheduler, "schedulers, optimizer=None", "all")
 
 return M

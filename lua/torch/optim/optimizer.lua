@@ -22,6 +22,7 @@ local ffi = require "ffi"
 local _C = require "torch._C"
 local memory = require "torch._memory"
 local U = require "torch.optim._util"
+local P = require "torch._pysig"
 
 local istype, Ref = ffi.istype, _C.Ref
 local copy, typename = U.copy, U.typename
@@ -36,13 +37,35 @@ local Optimizer = { __name = "Optimizer" }
 Optimizer.__index = Optimizer
 M.Optimizer = Optimizer
 
---[[ Optimizer:extend(name, defaults, check) -> a class; Class(params, opts) makes an instance.
-     defaults: every option and its default (M.required when it has none). check(o) returns an
-     error message for a bad hyper-parameter, or nil. ]]
-function Optimizer.extend(base, name, defaults, check)
+--[[ The arguments of a call to class as (params, opts). A class with PyTorch's signature binds
+     them as Python does (optim.SGD(params, 0.1, 0.9), optim.SGD{params = ps, lr = 0.1}); an
+     argument of that signature this optimizer does not implement (fused, ...) is an error. ]]
+local function lua_args(class, ...)
+  local sig = class.__signature
+  if sig == nil then return ... end
+  local a = P.bind_given(sig, ...)
+  local opts = {}
+  for k, v in pairs(a) do
+    if k ~= "params" then
+      if class.defaults[k] == nil then
+        P.fail("%s: argument '%s' is not supported by ltorch's %s", class.__name, k, class.__name)
+      end
+      opts[k] = v
+    end
+  end
+  return a.params, opts
+end
+
+--[[ Optimizer:extend(name, defaults, check[, signature]) -> a class; Class(params, opts) makes an
+     instance. defaults: every option and its default (M.required when it has none). check(o)
+     returns an error message for a bad hyper-parameter, or nil. signature: PyTorch's Python
+     signature of the constructor, "params, lr=0.001, ..."; with it, positional, keyword and
+     mixed calls bind as in Python. ]]
+function Optimizer.extend(base, name, defaults, check, signature)
   check = check or function() end
-  local class = setmetatable({ __name = name, __base = base, defaults = defaults, check = check },
-    { __index = base, __call = function(cls, params, opts) return cls.new(cls, params, opts) end,
+  local class = setmetatable({ __name = name, __base = base, defaults = defaults, check = check,
+    __signature = signature and P.signature(name, signature) },
+    { __index = base, __call = function(cls, ...) return cls.new(cls, lua_args(cls, ...)) end,
       __tostring = function() return "<class " .. name .. ">" end })
   class.__index = class
   class.__tostring = base.__tostring

@@ -99,7 +99,9 @@ local function check(o)
 end
 
 local RMSprop = base.Optimizer:extend("RMSprop", { lr = 1e-2, alpha = 0.99, eps = 1e-8, weight_decay = 0,
-  momentum = 0, centered = false, maximize = false, foreach = true }, check)
+  momentum = 0, centered = false, maximize = false, foreach = true }, check,
+  "params, lr=0.01, alpha=0.99, eps=1e-08, weight_decay=0, momentum=0, centered=False, capturable=False, "
+  .. "foreach=None, maximize=False, differentiable=False")
 M.RMSprop = RMSprop
 
 function RMSprop:init_state(p) return { step = torch.zeros({}), square_avg = torch.zeros_like(p) } end

@@ -4,8 +4,9 @@
   (https://pytorch.org/docs/2.11/generated/torch.optim.SGD.html).
 
       local opt = optim.SGD(model:parameters(), {lr = 0.1, momentum = 0.9, weight_decay = 5e-4})
+      local opt = optim.SGD(model:parameters(), 0.1, 0.9)   -- PyTorch's positional order
 
-  Options: lr (required), momentum = 0, dampening = 0, weight_decay = 0, nesterov = false,
+  Options: lr = 1e-3, momentum = 0, dampening = 0, weight_decay = 0, nesterov = false,
   maximize = false, foreach = true (one multi-tensor libtorch call per group; false updates
   parameter by parameter — both give PyTorch's foreach=False results bit for bit).
   State per parameter: momentum_buffer, only in a group with momentum ~= 0; without momentum a
@@ -86,8 +87,10 @@ local function check(o)
   end
 end
 
-local SGD = base.Optimizer:extend("SGD", { lr = U.required, momentum = 0, dampening = 0, weight_decay = 0,
-  nesterov = false, maximize = false, foreach = true }, check)
+local SGD = base.Optimizer:extend("SGD", { lr = 1e-3, momentum = 0, dampening = 0, weight_decay = 0,
+  nesterov = false, maximize = false, foreach = true }, check,
+  "params, lr=0.001, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False, foreach=None, "
+  .. "differentiable=False, fused=None")
 M.SGD = SGD
 
 function SGD:init_state() return {} end
