@@ -164,5 +164,7 @@ function torch.breakpoint() require("torch.repl.debugger").breakpoint(2) end
 
 -- The generated op surface and the lazily loaded namespaces (torch._ops_generated).
 require("torch._ops_generated").install(torch)
+-- stft's center=True, a default of PyTorch's Python wrapper (torch._python_defaults).
+require("torch._python_defaults").install(torch, T.Tensor)
 
 return torch
