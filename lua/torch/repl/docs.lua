@@ -3,12 +3,20 @@
   extracts from PyTorch's docstrings into torch.repl._help_gen (loaded on first use), the
   PyTorch name of a value, and the entry printed.
 
+  Where an entry's text comes from (docs.source): "pytorch" (the name's own docstring),
+  "borrowed" (another PyTorch name's docstring: src names it; a `note` written by gen_help.py
+  may say how the two relate), "aten" (generated from the ATen schema of an internal op PyTorch
+  does not document) and "ltorch" (ltorch's own functions, documented by hand in
+  torch.repl._help_ltorch). A PyTorch or borrowed entry wins over an ltorch one, which wins
+  over an ATen one.
+
       docs.name_of(torch.optim.AdamW)     --> "torch.optim.AdamW"
       docs.name_of(nil, "x:add")          --> "torch.Tensor.add"  (from the typed expression)
       docs.entry("torch.matmul")          --> { sig = {...}, doc = "Matrix product of two tensors.",
                                                 args = { {"input", "Tensor", "..."}, ... }, src = "torch.matmul" }
       docs.render("torch.matmul", entry)  --> the lines ?torch.matmul prints first
-      docs.missing("torch.cudnn_convolution") --> "no docstring" (PyTorch has it undocumented)
+      docs.missing("torch.fbgemm_pack_quantized_matrix") --> "no docstring" (PyTorch has it undocumented)
+      docs.source("torch.collect")        --> "ltorch"
 
   Names are PyTorch's full dotted names (torch.Tensor.add for a method). name_of tries the
   typed expression first (torch.optim.AdamW, F.relu through its value), then looks the value
@@ -21,7 +29,7 @@ local M = {}
 
 local WIDTH = 78
 
-local loaded
+local loaded, ltorch
 -- The generated data: {version, entries = {name -> entry}, missing = {name -> why}} (empty
 -- tables when the file is missing or broken: help then shows less).
 function M.data()
@@ -32,9 +40,33 @@ function M.data()
   return loaded
 end
 
-function M.entry(name) return name and M.data().entries[name] end
+-- The hand-written entries of ltorch's own functions (name -> entry, src = "ltorch").
+function M.ltorch()
+  if ltorch == nil then
+    local ok, t = pcall(require, "torch.repl._help_ltorch")
+    ltorch = ok and type(t) == "table" and t or {}
+  end
+  return ltorch
+end
 
--- Why name has no entry ("no docstring", "not in PyTorch"), or nil.
+-- The entry of a name: PyTorch's (own or borrowed), else ltorch's, else the one from ATen's schema.
+function M.entry(name)
+  if not name then return nil end
+  local e = M.data().entries[name]
+  if e and e.src ~= "aten" then return e end
+  return M.ltorch()[name] or e
+end
+
+-- Where name's entry comes from: "pytorch", "borrowed", "ltorch" or "aten" (nil: no entry).
+function M.source(name, e)
+  e = e or M.entry(name)
+  if not e then return nil end
+  if e.src == "ltorch" or e.src == "aten" then return e.src end
+  return e.src == name and "pytorch" or "borrowed"
+end
+
+-- Why PyTorch has no text for name ("no docstring", "not in PyTorch"), or nil. Such a name
+-- may still have an entry: ltorch's, or one generated from its ATen schema.
 function M.missing(name) return name and M.data().missing[name] end
 
 -- Namespaces searched by identity, as {PyTorch prefix, table}.
@@ -107,21 +139,33 @@ local function wrap(text, indent, first)
   return lines
 end
 
--- The lines printed for a generated entry: signatures, summary, arguments, where it came from.
+local FROM = {
+  ltorch = "  (ltorch's own documentation)",
+  aten = "  (generated from ATen's schema: PyTorch documents no such function)",
+}
+
+-- The lines printed for an entry: signatures, note, summary, arguments, where it came from.
 function M.render(name, e)
   local lines = {}
   for _, sig in ipairs(e.sig) do
     for _, l in ipairs(wrap(sig, "      ", "")) do lines[#lines + 1] = pretty.paint("heading", l) end
   end
   if #e.sig == 0 then lines[#lines + 1] = pretty.paint("heading", name) end
-  for _, l in ipairs(wrap(e.doc, "  ")) do lines[#lines + 1] = l end
+  if e.note then for _, l in ipairs(wrap(e.note, "  ")) do lines[#lines + 1] = l end end
+  local doc = e.note and (e.src .. ": " .. e.doc) or e.doc   -- borrowed text after a note: say whose
+  for _, l in ipairs(wrap(doc, "  ")) do lines[#lines + 1] = l end
   if #e.args > 0 then lines[#lines + 1] = "  Arguments:" end
   for _, a in ipairs(e.args) do
     local head = "    " .. a[1] .. (a[2] ~= "" and (" (" .. a[2] .. ")") or "") .. ":"
     for _, l in ipairs(wrap(a[3], "        ", head)) do lines[#lines + 1] = l end
   end
-  local from = e.src ~= name and (" of " .. e.src) or ""
-  lines[#lines + 1] = pretty.paint("meta", "  (from PyTorch's docstring" .. from .. ")")
+  local footer = FROM[e.src]
+  if not footer and e.note then
+    footer = "  (note by ltorch's tools/gen_help.py; then PyTorch's docstring of " .. e.src .. ")"
+  elseif not footer then
+    footer = "  (from PyTorch's docstring" .. (e.src ~= name and (" of " .. e.src) or "") .. ")"
+  end
+  lines[#lines + 1] = pretty.paint("meta", footer)
   return lines
 end
 
