@@ -135,6 +135,11 @@ int lt_drain_released_blobs(int64_t lo, int64_t hi, int64_t *ids, int capacity, 
 /* 1, 2, 3, ... per call, process-wide: each Lua state numbers its release ids above serial * 2^32,
  * so states sharing the release queue never mistake each other's ids. */
 int64_t lt_next_state_serial(void);
+/* An interrupt (Ctrl-C, ltorch_interrupt) was requested: long waits inside the bindings (the
+ * collectives' wait) stop with "interrupted!". Request is async-signal-safe; the runtime clears
+ * the flag once the interrupt has been raised in Lua (bindings/lt_interrupt.cpp). */
+void lt_interrupt_request(void);
+void lt_interrupt_clear(void);
 int lt_manual_seed(uint64_t seed);
 /* PyTorch's torch.seed(): seeds the CPU generator and every CUDA one with a fresh
  * non-deterministic seed (53 bits, so a Lua number holds it exactly) and returns it. */

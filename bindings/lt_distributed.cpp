@@ -35,6 +35,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 struct lt_store {
@@ -82,6 +83,9 @@ struct lt_process_group {
   std::chrono::milliseconds timeout;
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroup> c10d_group;  // built by lt::c10d_group on first use
+  // A collective was interrupted while in flight: the backend's threads still wait on it, and
+  // destroying the backend would join them (a hang until the peer answers or times out).
+  bool abandoned = false;
 };
 
 namespace {
@@ -112,8 +116,26 @@ c10d::ReduceOp reduce_op(int op) {
   }
 }
 
+/* Waits for a collective: polls its completion so that an interrupt (Ctrl-C, ltorch_interrupt)
+ * ends the wait at once instead of after the group's timeout, then lets Work::wait report the
+ * result (a peer's failure, the timeout). The first ~1000 polls only yield, so a collective that
+ * completes in microseconds pays no sleep; after them the poll sleeps 200 us. After an interrupt
+ * the collective is still in flight: the group must not be used again (as after a timeout). */
 void wait(lt_process_group &g, const c10::intrusive_ptr<c10d::Work> &work, const char *what) {
   try {
+    auto deadline = std::chrono::steady_clock::now() + g.timeout;
+    for (int polls = 0; !work->isCompleted(); polls++) {
+      if (lt::interrupt_requested()) {
+        g.abandoned = true;
+        throw std::runtime_error("interrupted! (while waiting for the other ranks; this process group "
+                                 "cannot be used after it)");
+      }
+      if (std::chrono::steady_clock::now() > deadline) break;  // Work::wait raises the timeout
+      if (polls < 1000)
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
     work->wait(g.timeout);
   } catch (const std::exception &e) {
     throw std::runtime_error(std::string(what) + " failed (" + g.backend + "): " + e.what());
@@ -275,7 +297,15 @@ int lt_dist_pg_new(lt_process_group **out, lt_store *s, const char *backend, int
   LT_CATCH
 }
 
-void lt_dist_pg_free(lt_process_group *g) { delete g; }
+/* A group with an abandoned collective keeps its backend alive on purpose (its threads are still
+ * blocked in that collective; destroying it would join them): the process can exit at once. */
+void lt_dist_pg_free(lt_process_group *g) {
+  if (g != nullptr && g->abandoned) {
+    (void)g->pg.release();  // deliberately leaked, see above
+    g->c10d_group.reset();
+  }
+  delete g;
+}
 
 int lt_dist_pg_rank(lt_process_group *g, int *rank, int *world_size) {
   LT_TRY

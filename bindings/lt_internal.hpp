@@ -128,6 +128,9 @@ size_t large_block_mapped_size(size_t bytes);
 void *large_block_take(size_t wanted, size_t *mapped);  // *mapped: the block's size (>= wanted)
 void large_block_give(void *block, size_t mapped);
 
+/* An interrupt was requested and not yet raised in Lua (lt_interrupt.cpp): long waits poll it. */
+bool interrupt_requested();
+
 }  // namespace lt
 
 #define LT_TRY try {

@@ -166,6 +166,7 @@ static void interrupt_hook(lua_State *L, lua_Debug *ar)
     if (rt == NULL || !atomic_exchange(&rt->interrupt, 0))
         return;
     rt->deferrals = 0;
+    lt_interrupt_clear();
     if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0)
         lua_pushfstring(L, "%s:%d: interrupted!", ar->short_src, ar->currentline);
     else
@@ -179,8 +180,10 @@ int ltorch_interrupt(ltorch_runtime *rt)
     if (rt == NULL)
         return LTORCH_ERR_ARG;
     atomic_store(&rt->interrupt, 1);
-    if (atomic_load(&rt->running))
+    if (atomic_load(&rt->running)) {
+        lt_interrupt_request(); /* waits inside the bindings (collectives) stop too */
         lua_sethook(rt->L, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+    }
     return LTORCH_OK;
 }
 
@@ -306,7 +309,8 @@ static int do_job(ltorch_runtime *rt, struct job *j)
     atomic_store(&rt->running, 1);
     st = lua_cpcall(rt->L, run_job, j);
     atomic_store(&rt->running, 0);
-    atomic_store(&rt->interrupt, 0);
+    if (atomic_exchange(&rt->interrupt, 0))
+        lt_interrupt_clear(); /* an interrupt the call never raised ends with it */
     if (st != 0) {
         const char *msg = lua_tostring(rt->L, -1);
         set_error(rt, msg != NULL ? msg : "(error object is not a string)");

@@ -46,6 +46,7 @@
 
 #include "ltorch.h"
 #include "internal.h"
+#include "lt.h"
 
 static lua_State *volatile armed_state; /* state the handler hooks */
 static volatile sig_atomic_t pending;   /* SIGINT seen, hook not yet fired */
@@ -69,6 +70,7 @@ static int raise_interrupted(lua_State *L)
 {
     lua_sethook(L, NULL, 0, 0);
     pending = 0;
+    lt_interrupt_clear();
     install_handler();
     lua_pushliteral(L, "interrupted!");
     lua_concat(L, 2);
@@ -121,6 +123,7 @@ static void on_sigint(int sig)
 {
     (void)sig;
     pending = 1;
+    lt_interrupt_request(); /* waits inside the bindings (collectives) stop too */
     if (armed_state != NULL)
         lua_sethook(armed_state, stop_hook,
                     LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
@@ -144,6 +147,7 @@ void ltorch_interrupt_disarm(lua_State *L)
     armed_state = NULL;
     if (pending) {
         pending = 0;
+        lt_interrupt_clear();
         lua_sethook(L, NULL, 0, 0);
     }
 }
