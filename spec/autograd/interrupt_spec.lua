@@ -10,7 +10,9 @@
   watchdog). After each, a fresh backward through the same kind of graph must give the right
   gradient with grad mode restored. The child runs under `timeout`, so a wedged engine or a hang
   at exit fails the spec instead of hanging it. Then the CLI: SIGINT during a loop of backwards
-  through a Lua Function, 50 times: every run ends promptly with "interrupted!".
+  through a Lua Function, 50 times: every run ends promptly with "interrupted!". Then the REPL:
+  one session fed through a FIFO, 50 rounds of SIGINT during such a loop, each followed by a
+  backward that must give the right gradient with grad mode on; the REPL then exits normally.
 
   Run:  build/ltorch /usr/bin/busted spec/autograd/interrupt_spec.lua
 ]]
@@ -101,6 +103,16 @@ while true do
 end
 ]==]
 
+-- Definitions typed into the REPL first: spin(marker) loops over backwards through a Lua
+-- Function after writing the marker; check() is a fresh backward's gradient sum and grad mode.
+local REPL_SETUP = [==[
+Sq = torch.autograd.Function("Sq")
+function Sq.forward(ctx, x) ctx:save_for_backward(x); return x * x end
+function Sq.backward(ctx, g) local x = unpack(ctx.saved_tensors); return g * 2 * x end
+function spin(m) local f = io.open(m, "w"); f:write("ready"); f:close(); while true do Sq.apply(torch.ones(4, { requires_grad = true })):sum():backward() end end
+function check() local x = torch.ones(3, { requires_grad = true }); Sq.apply(x):sum():backward(); return x.grad:sum():item(), torch.is_grad_enabled() end
+]==]
+
 describe("interrupting a backward that runs Lua", function()
   local sweep = script(SWEEP)
   teardown(function() os.remove(sweep) end)
@@ -132,5 +144,47 @@ describe("interrupting a backward that runs Lua", function()
       assert.are.equal(1, rc, ("run %d: %s"):format(i, out))
       assert.truthy(out:find("interrupted!", 1, true), ("run %d: %s"):format(i, out))
     end
+  end)
+
+  it("Ctrl-C during backward through a Lua Function at the REPL, 50 times: the REPL survives", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    finally(function() os.execute("rm -rf " .. q(dir)) end)
+    local setup = dir .. "/setup.lua"
+    os.execute("mkdir -p " .. q(dir))
+    local f = assert(io.open(setup, "w"))
+    f:write(REPL_SETUP)
+    f:close()
+    -- The REPL reads a FIFO the shell keeps open; each round starts spin(), waits for its marker,
+    -- sends SIGINT, then asks for check(). A watchdog bounds the whole session.
+    local out, rc = sh(table.concat({
+      "b=$(cd \"$(dirname " .. q(BIN) .. ")\" && pwd)/$(basename " .. q(BIN) .. ")",   -- BIN may be relative
+      "cd " .. q(dir) .. " && mkfifo in",
+      "trap '' PIPE",   -- a REPL that died must fail the spec with its output, not kill this shell
+      "\"$b\" -i < in > out.txt 2>&1 & p=$!",
+      "(sleep 240; kill -KILL $p) >/dev/null 2>&1 & w=$!",
+      "exec 3<> in",   -- read-write: never blocks, even if the REPL failed to start
+      "echo 'torch = require \"torch\"; dofile(\"setup.lua\")' >&3",
+      "for i in $(seq 1 50); do",
+      "  rm -f m; echo 'spin(\"m\")' >&3",
+      "  j=0; while [ ! -s m ] && [ $j -lt 500 ]; do sleep 0.02; j=$((j+1)); done",
+      "  sleep 0.0$((i % 10)); kill -INT $p",
+      "  echo \"print('CHECK', $i, check())\" >&3",
+      "done",
+      "echo 'os.exit(0)' >&3; exec 3>&-",
+      "wait $p; rc=$?",
+      "kill $w 2>/dev/null",
+      "cat out.txt",
+      "exit $rc",
+    }, "\n"))
+    assert.are.equal(0, rc, out)
+    local interrupted, checks = 0, 0
+    for _ in out:gmatch("interrupted!") do interrupted = interrupted + 1 end
+    for i, sum, mode in out:gmatch("CHECK%s+(%d+)%s+(%S+)%s+(%S+)") do
+      assert.are.same({ "6", "true" }, { sum, mode }, "round " .. i .. ":\n" .. out)
+      checks = checks + 1
+    end
+    assert.are.equal(50, interrupted, out)
+    assert.are.equal(50, checks, out)
   end)
 end)
