@@ -341,6 +341,22 @@ int lt_inference_mode_exit(void *guard);
 int lt_is_inference_mode(int *out);
 int lt_set_anomaly_enabled(int enabled);
 int lt_anomaly_enabled(int *out);
+/* ---- the autograd graph above a tensor (lt_graph.cpp): x.grad_fn and its next_functions ----
+ * An lt_node is an opaque handle that keeps its autograd Node alive (a shared_ptr); free it with
+ * lt_node_free. lt_tensor_grad_fn: *out = NULL for a leaf. lt_node_next: edge i of the node;
+ * *out = NULL (input_nr 0) for an input that needs no grad, as PyTorch's (None, 0). lt_node_name:
+ * the C++ node's name(), as PyTorch's ("torch::autograd::AccumulateGrad" for a leaf). lt_node_variable:
+ * the leaf tensor of an AccumulateGrad node (*out = NULL for any other node). lt_node_id: the
+ * node's address, for identity (a node shared by two branches has one id). */
+typedef struct lt_node lt_node;
+int lt_tensor_grad_fn(const lt_tensor *t, lt_node **out);
+int lt_node_name(const lt_node *node, const char **out);
+int lt_node_num_next(const lt_node *node, int *out);
+int lt_node_next(const lt_node *node, int i, lt_node **out, int *input_nr);
+int lt_node_variable(const lt_node *node, lt_tensor **out);
+int lt_node_same(const lt_node *a, const lt_node *b, int *out);
+int lt_node_id(const lt_node *node, uint64_t *out);
+int lt_node_free(lt_node *node);
 /* ---- generic operator calls: any registered ATen operator through the boxed dispatcher ----
  * The generated op surface (lua/torch/_gen/) uses these: the Lua side knows each overload's
  * schema and packs arguments as tagged values; results come back the same way. */

@@ -80,14 +80,69 @@ function Tensor.grad_fn_name(self)
   return ffi.string(str_out[0])
 end
 
+--[[ x.grad_fn: the autograd node that made x (nil for a leaf), as PyTorch's Node object:
+       g:name()           "MulBackward0" (the C++ node's name, as PyTorch's name():
+                          "torch::autograd::AccumulateGrad" for a leaf's node)
+       g.next_functions   a list of {node, input_nr} pairs, one per input of the op, node nil for
+                          an input that needs no grad (PyTorch's tuple of (Node|None, int))
+       g.variable         on an AccumulateGrad node: the leaf tensor its gradient goes to
+                          (nil on other nodes, where PyTorch has no such attribute)
+       g == h             the same node (a node reached by two branches is equal to itself)
+       g:id()             a number naming the node while it lives (its address), for tables
+     tostring(g) is "<MulBackward0>", as the grad_fn=<...> of a tensor's repr ("<AccumulateGrad>").
+     A GradFn keeps its node, and so the graph above it, alive while Lua holds it. ]]
 local GradFn = {}
-GradFn.__index = GradFn
-GradFn.__tostring = function(g) return "<" .. g._name .. ">" end
-function GradFn.name(g) return g._name end
+local gradfn_methods = {}
+local node_out = ffi.new("lt_node*[1]")
+local u64_out = ffi.new("uint64_t[1]")
+
+local function node_object(h)
+  if h == nil then return nil end
+  h = ffi.gc(h, C.lt_node_free)
+  check(C.lt_node_name(h, str_out), "grad_fn")
+  return setmetatable({ _h = h, _name = ffi.string(str_out[0]) }, GradFn)
+end
+
+function gradfn_methods.name(g) return g._name end
+function gradfn_methods.id(g)
+  check(C.lt_node_id(g._h, u64_out), "grad_fn")
+  return tonumber(u64_out[0])
+end
+
+local gradfn_fields = {}
+function gradfn_fields.next_functions(g)
+  check(C.lt_node_num_next(g._h, int_out), "next_functions")
+  local n, list = int_out[0], {}
+  for i = 0, n - 1 do
+    check(C.lt_node_next(g._h, i, node_out, int_out), "next_functions")
+    list[i + 1] = { node_object(node_out[0]), int_out[0] }
+  end
+  return list
+end
+function gradfn_fields.variable(g)
+  check(C.lt_node_variable(g._h, out), "variable")
+  return wrap(out[0])
+end
+
+GradFn.__index = function(g, k)
+  local m = gradfn_methods[k]
+  if m ~= nil then return m end
+  local f = gradfn_fields[k]
+  if f ~= nil then return f(g) end
+  return nil
+end
+-- PyTorch's repr names a node by its Python type: "AccumulateGrad" for the C++ node whose
+-- name() is "torch::autograd::AccumulateGrad"
+GradFn.__tostring = function(g) return "<" .. g._name:gsub("^torch::autograd::", "") .. ">" end
+GradFn.__eq = function(a, b)
+  if getmetatable(a) ~= GradFn or getmetatable(b) ~= GradFn then return false end
+  check(C.lt_node_same(a._h, b._h, int_out), "grad_fn")
+  return int_out[0] == 1
+end
+
 getters.grad_fn = function(self)
-  local name = Tensor.grad_fn_name(self)
-  if name == nil then return nil end
-  return setmetatable({ _name = name }, GradFn)
+  check(C.lt_tensor_grad_fn(self.h, node_out), "grad_fn")
+  return node_object(node_out[0])
 end
 
 function Tensor.retain_grad(self)

@@ -11,7 +11,8 @@
 -- `ltorch --debug` stopping in a failing function with its locals readable, Ctrl-C
 -- interrupting a running loop without ending the REPL, colours on a terminal; issue #30:
 -- every kind of value printed at the prompt (builtins, raising metatables, huge tables),
--- :graph, the debugger opening in the user's frame with library frames folded, :locals
+-- :graph (and its tree of the autograd graph: parameter names, shared nodes, the depth
+-- limit), the debugger opening in the user's frame with library frames folded, :locals
 -- summaries, :p, :where, :frames all, and help from PyTorch's docstrings (?name, help()).
 --
 -- How (from the repo root; tmux comes from scripts/setup.sh):
@@ -274,6 +275,26 @@ step(torch.nn.Linear(2, 2), torch.ones(2, 2))
     line(":c")
     s = wait_for("EXIT=1")
     assert.truthy(s:find("mat1 and mat2 shapes cannot be multiplied", 1, true), s)
+  end)
+
+  it(":graph prints the autograd graph above a tensor as a tree (issue #30)", function()
+    start(ltorch, env)
+    wait_for("> ")
+    line("model = torch.nn.Linear(3, 2); x = torch.ones(4, 3)")
+    line("loss = torch.nn.functional.mse_loss(model(x):relu(), torch.zeros(4, 2))")
+    line(":graph loss")
+    local s = wait_for("          AccumulateGrad -> model.weight: Tensor[2, 3] float32 cpu requires_grad")
+    assert.truthy(s:find("\n    MseLossBackward0\n      ReluBackward0\n        AddmmBackward0\n"
+      .. "          AccumulateGrad -> model.bias: Tensor[2] float32 cpu requires_grad\n", 1, true), s)
+    line("w = torch.ones(3, {requires_grad = true}); h = w:exp(); y = (h * h + h):sum()")
+    line(":graph y")
+    s = wait_for("        ExpBackward0 (see above)")
+    assert.truthy(s:find("            AccumulateGrad -> w: Tensor[3] float32 cpu requires_grad", 1, true), s)
+    line("z = w; for i = 1, 40 do z = z * 2 end")
+    line(":graph z")
+    wait_for("below the depth limit of 32 levels)")
+    line(":q")
+    wait_for("EXIT=0")
   end)
 
   it("?name and help() print PyTorch's documentation (issue #30)", function()

@@ -58,7 +58,10 @@ return {
       .. "help(x) at the REPL prints it."),
   ["torch.Tensor.grad_fn_name"] = e("x:grad_fn_name() -> string or nil",
     "The name of the autograd node that made x (\"MulBackward0\"), or nil for a leaf; x.grad_fn is "
-      .. "an object wrapping the same name."),
+      .. "the node itself, as PyTorch's: g:name(), g.next_functions (a list of {node, input_nr} pairs, "
+      .. "node nil for an input that needs no grad), g.variable (an AccumulateGrad node's leaf tensor), "
+      .. "g == h for the same node, and the ltorch-only g:id() (the node's address, a table key while it "
+      .. "lives). The REPL's :graph x prints the whole graph above x as a tree."),
   ["torch.breakpoint"] = e("torch.breakpoint()",
     "Stops the program and opens a debugger REPL at the caller: its locals and upvalues are in "
       .. "scope (assignments write back), :bt/:up/:down move between frames, :c continues. Needs "
