@@ -17,19 +17,23 @@
           dispatch.function_for("logaddexp")(a, b);  dispatch.method_for("addcmul")
           dispatch.entries("add"), dispatch.each_entry(), dispatch.names()  -- the raw entries
           torch._ops  -- the array of bound overloads (entries of torch._gen.ops found in libtorch)
+
+  Lua values become lt_values (and results come back) in torch._dispatch_values; this file
+  finds the overloads, binds arguments to parameters and makes the call.
 ]]
 local ffi = require "ffi"
 local _C = require "torch._C"
 local memory = require "torch._memory"
 local schema = require "torch._schema"
 local args = require "torch._args"
-local dtype_mod = require "torch.dtype"
-local device_mod = require "torch.device"
+local lt_values = require "torch._dispatch_values"
 local gen = require "torch._gen.ops"
 
 local C, Ref, state = _C.C, _C.Ref, _C.state
 local istype = ffi.istype
 local wrap = memory.wrap
+local pack, unpack_results, V = lt_values.pack, lt_values.unpack_results, lt_values.V
+local TensorHandle = lt_values.TensorHandle
 
 local M = {}
 
@@ -45,18 +49,6 @@ local results = ValueArray(MAX_RESULTS)
 local nresults = CountOut()
 local in_call = false
 local op_out = ffi.new("lt_op*[1]")
-
--- C types made once: most calls run in LuaJIT's interpreter (bind's loops keep them out of
--- traces), where ffi.new/ffi.cast with a string would parse the declaration on every call.
-local TensorHandleArray = ffi.typeof("const lt_tensor*[?]")
-local BoolArray, DoubleArray, Int64Array = ffi.typeof("int[?]"), ffi.typeof("double[?]"), ffi.typeof("int64_t[?]")
-local TensorHandle, TensorHandles = ffi.typeof("lt_tensor*"), ffi.typeof("lt_tensor**")
-local Int64s, Doubles = ffi.typeof("int64_t*"), ffi.typeof("double*")
-
--- V tags (lt_value_tag in bindings/lt.h)
-local V = { NONE = 0, TENSOR = 1, INT = 2, DOUBLE = 3, BOOL = 4, SCALAR_INT = 5, SCALAR_DOUBLE = 6,
-  SCALAR_BOOL = 7, INT_LIST = 8, DOUBLE_LIST = 9, BOOL_LIST = 10, TENSOR_LIST = 11, OPT_TENSOR_LIST = 12,
-  STRING = 13, DEVICE = 14, SCALAR_TYPE = 15, LAYOUT = 16, MEMORY_FORMAT = 17, SYM_INT = 18, SYM_INT_LIST = 19 }
 
 ---------------------------------------------------------------- the entries
 --[[ torch._gen.ops keeps every entry as a line of one string ("func\tvariants[\tmodule]"), and no
@@ -108,120 +100,6 @@ function M.names()
   local names = {}
   for name in entries_text:gmatch("\n([%w_]+)[%.(]") do names[name] = true end
   return names
-end
-
----------------------------------------------------------------- value matching
-local memory_formats = { contiguous_format = 0, preserve_format = 1, channels_last = 2, channels_last_3d = 3 }
-local layouts = { strided = 0, sparse_coo = 1, sparse_csr = 2, mkldnn = 3 }
-
-local function is_int(v) return type(v) == "number" and v == math.floor(v) and v > -2 ^ 63 and v < 2 ^ 63 end
-
---[[ Converts Lua value v for parameter p into slot (an lt_value), keeping cdata in `keep`.
-     Returns true, or false plus what was expected. ]]
-local function pack(p, v, slot, keep)
-  if v == nil then
-    if p.optional or p.type == "Generator" then slot.tag = V.NONE; return true end
-    return false, p.type .. (p.list and "[]" or "")
-  end
-  local t = p.type
-  if p.list then
-    if t == "Tensor" then
-      if type(v) ~= "table" then return false, "table of Tensors" end
-      local n = table.maxn(v)
-      local arr = TensorHandleArray(n > 0 and n or 1)
-      for i = 1, n do
-        local x = v[i]
-        if istype(Ref, x) then arr[i - 1] = x.h
-        elseif x == nil and p.element_optional then arr[i - 1] = nil
-        else return false, "table of Tensors" end
-      end
-      keep[#keep + 1] = arr
-      slot.tag, slot.p, slot.n = p.element_optional and V.OPT_TENSOR_LIST or V.TENSOR_LIST, arr, n
-      return true
-    end
-    local list = v
-    if type(v) == "number" or type(v) == "boolean" then
-      if p.list > 0 then   -- int[2] accepts one int for all (PyTorch's IntArrayRef broadcast)
-        list = {}
-        for i = 1, p.list do list[i] = v end
-      else
-        list = { v }
-      end
-    elseif type(v) ~= "table" or istype(Ref, v) then
-      return false, t .. "[]"
-    end
-    local n = #list
-    if t == "bool" then
-      local arr = BoolArray(n > 0 and n or 1)
-      for i = 1, n do
-        if type(list[i]) ~= "boolean" then return false, "table of booleans" end
-        arr[i - 1] = list[i] and 1 or 0
-      end
-      keep[#keep + 1] = arr
-      slot.tag, slot.p, slot.n = V.BOOL_LIST, arr, n
-      return true
-    end
-    local is_float = t == "float"
-    local arr = (is_float and DoubleArray or Int64Array)(n > 0 and n or 1)
-    for i = 1, n do
-      local x = list[i]
-      if is_float then
-        if type(x) ~= "number" then return false, "table of numbers" end
-      elseif not is_int(x) then
-        return false, "table of integers"
-      end
-      arr[i - 1] = x
-    end
-    keep[#keep + 1] = arr
-    slot.tag, slot.p, slot.n = is_float and V.DOUBLE_LIST or V.INT_LIST, arr, n
-    return true
-  end
-  if t == "Tensor" then
-    if not istype(Ref, v) then return false, "Tensor" end
-    slot.tag, slot.p = V.TENSOR, v.h
-  elseif t == "int" or t == "SymInt" then
-    if not is_int(v) then return false, "int" end
-    slot.tag, slot.i = V.INT, v
-  elseif t == "float" then
-    if type(v) ~= "number" then return false, "float" end
-    slot.tag, slot.d = V.DOUBLE, v
-  elseif t == "bool" then
-    if type(v) ~= "boolean" then return false, "bool" end
-    slot.tag, slot.i = V.BOOL, v and 1 or 0
-  elseif t == "Scalar" then
-    if type(v) == "boolean" then slot.tag, slot.i = V.SCALAR_BOOL, v and 1 or 0
-    elseif is_int(v) then slot.tag, slot.i = V.SCALAR_INT, v
-    elseif type(v) == "number" then slot.tag, slot.d = V.SCALAR_DOUBLE, v
-    else return false, "number (Scalar)" end
-  elseif t == "str" then
-    if type(v) ~= "string" then return false, "string" end
-    keep[#keep + 1] = v
-    slot.tag, slot.p = V.STRING, v
-  elseif t == "ScalarType" then
-    local d = dtype_mod.is_dtype(v) and v or (type(v) == "string" and dtype_mod.by_name[v:gsub("^torch%.", "")])
-    if type(v) == "number" and dtype_mod.by_code[v] then d = dtype_mod.by_code[v] end
-    if not d then return false, "dtype" end
-    slot.tag, slot.i = V.SCALAR_TYPE, d.code
-  elseif t == "Device" then
-    if not (device_mod.is_device(v) or type(v) == "string") then return false, "device" end
-    local ok, d = pcall(device_mod.resolve, v)
-    if not ok then return false, "device" end
-    local dt, di = device_mod.codes(d)
-    slot.tag, slot.i, slot.n = V.DEVICE, dt, di
-  elseif t == "Layout" then
-    local code = type(v) == "number" and v or layouts[v]
-    if code == nil then return false, "layout ('strided')" end
-    slot.tag, slot.i = V.LAYOUT, code
-  elseif t == "MemoryFormat" then
-    local code = type(v) == "number" and v or memory_formats[v]
-    if code == nil then return false, "memory format ('contiguous_format', 'channels_last', ...)" end
-    slot.tag, slot.i = V.MEMORY_FORMAT, code
-  elseif t == "Generator" then
-    return false, "nil (explicit generators are not supported; use torch.manual_seed)"
-  else
-    return false, t
-  end
-  return true
 end
 
 ---------------------------------------------------------------- overloads
@@ -369,57 +247,6 @@ local function bind(entry, self_obj, positional, npos, kwargs, keep, bound, valu
     end
   end
   return entry.nargs
-end
-
-local function unpack_results(entry, n, bound, slots)
-  local outs = {}
-  -- The k-th result annotated (a!) aliases the k-th argument annotated (a!) (entry.written).
-  local written, next_written = entry.written, 1
-  for i = 0, n - 1 do
-    local r, ret = slots[i], entry.returns[i + 1]
-    local tag = r.tag
-    if tag == V.TENSOR then
-      -- An in-place/out= result aliases the argument it wrote: hand back that object.
-      local aliased
-      if ret and ret.writes then
-        local j = written[next_written]
-        aliased = j and bound[j]
-        next_written = next_written + 1
-        if not istype(Ref, aliased) then aliased = nil end
-      end
-      local t = wrap(ffi.cast(TensorHandle, r.p))
-      if aliased then t:free(); t = aliased end
-      outs[i + 1] = t
-    elseif tag == V.TENSOR_LIST then
-      local list = {}
-      local hs = ffi.cast(TensorHandles, r.p)
-      for j = 0, tonumber(r.n) - 1 do list[j + 1] = wrap(hs[j]) end
-      -- The handles now belong to Lua; release only the array (as an int list would be).
-      r.tag = V.INT_LIST
-      C.lt_value_release(r)
-      outs[i + 1] = list
-    elseif tag == V.INT then
-      local v = tonumber(r.i)
-      if ret and ret.type == "ScalarType" then v = dtype_mod.from_code(v) end
-      outs[i + 1] = v
-    elseif tag == V.DOUBLE then outs[i + 1] = r.d
-    elseif tag == V.BOOL then outs[i + 1] = r.i ~= 0
-    elseif tag == V.INT_LIST or tag == V.DOUBLE_LIST then
-      local list = {}
-      local p = ffi.cast(tag == V.INT_LIST and Int64s or Doubles, r.p)
-      for j = 0, tonumber(r.n) - 1 do list[j + 1] = tonumber(p[j]) end
-      C.lt_value_release(r)
-      outs[i + 1] = list
-    elseif tag == V.STRING then
-      outs[i + 1] = ffi.string(r.p, r.n)
-      C.lt_value_release(r)
-    elseif tag == V.DEVICE then
-      outs[i + 1] = device_mod.from_codes(tonumber(r.i), tonumber(r.n))
-    else
-      outs[i + 1] = nil
-    end
-  end
-  return outs, n
 end
 
 local function signatures(list, display)

@@ -47,119 +47,131 @@ local function check_interrupt()
   if L and L.check_interrupt then L.check_interrupt() end
 end
 
+--[[ The iterator's state, one table `P`: the pool handle and whether it is closed, the batches in
+     flight (batch index -> worker), the next batch to queue and to return, whether the sampler
+     is done, which workers still produce (iterable mode), and the result slot. ]]
+
+-- Closes the pool once (also what the GC does if the loop is left early).
+local function close(P)
+  if not P.closed then
+    P.closed = true
+    ffi.gc(P.pool, nil)
+    C.ltw_pool_close(P.pool)
+  end
+end
+
+local function fail(P, msg)
+  close(P)
+  error(msg, 0)
+end
+
+-- The worker for the next batch: round robin by batch index, or (iterable) the next active one.
+local function pick_worker(P)
+  local n = P.n
+  if not P.opts.iterable then return P.next_put % n end
+  for _ = 1, n do
+    local w = P.rr % n
+    P.rr = P.rr + 1
+    if P.active[w] then return w end
+  end
+end
+
+-- Queues batches until prefetch_factor * num_workers are in flight or the sampler is done.
+local function fill(P)
+  local opts = P.opts
+  while not P.sampler_done and P.next_put - P.next_get < P.max_inflight do
+    local w = pick_worker(P)
+    if w == nil then P.sampler_done = true; break end
+    local st
+    if opts.iterable then
+      st = C.ltw_pool_put(P.pool, w, P.next_put, nil, -1)
+    else
+      local idx = opts.next_indices()
+      if idx == nil then P.sampler_done = true; break end
+      local buf = ffi.new("int64_t[?]", #idx)
+      for i = 1, #idx do buf[i - 1] = idx[i] end
+      st = C.ltw_pool_put(P.pool, w, P.next_put, buf, #idx)
+    end
+    if st ~= 0 then close(P); error("DataLoader: cannot queue a batch (out of memory)", 0) end
+    P.inflight[P.next_put] = w
+    P.next_put = P.next_put + 1
+  end
+end
+
+-- A batch that arrived: its tensors boxed, its other values deserialized; nil, true at a
+-- worker's end of data (iterable mode).
+local function unpack_result(result)
+  local memory = require "torch._memory"
+  local tensors = {}
+  for i = 0, result.ntensors - 1 do
+    tensors[i + 1] = memory.wrap(result.tensors[i])
+    result.tensors[i] = nil
+  end
+  local flags, meta = result.flags, ffi.string(result.meta)
+  C.ltw_result_clear(result)
+  if require("bit").band(flags, M.RESULT_END) ~= 0 then return nil, true end
+  return ser.load(meta, tensors)
+end
+
+-- Waits for batch k from worker w in 100 ms slices (Ctrl-C and the timeout are checked between).
+local function receive(P, k, w)
+  local waited, result, timeout = 0, P.result, P.timeout
+  while true do
+    local st = C.ltw_pool_get(P.pool, k, w, 100, result)
+    if st == M.OK then
+      return unpack_result(result)
+    elseif st == M.ERROR then
+      local msg, from = ffi.string(result.meta), result.worker
+      C.ltw_result_clear(result)
+      fail(P, ("DataLoader worker %d raised an error (batch %d):\n%s"):format(from, k, msg))
+    elseif st == M.DEAD then
+      fail(P, ("DataLoader worker %d died unexpectedly: its thread ended without producing batch %d "
+        .. "(a crash or pthread_exit in the dataset code?)"):format(w, k))
+    end
+    waited = waited + 0.1
+    check_interrupt()
+    if timeout > 0 and waited >= timeout then
+      fail(P, ("DataLoader timed out after %g s waiting for batch %d from worker %d"):format(timeout, k, w))
+    end
+  end
+end
+
+-- The next batch in batch order, nil when every batch has been returned.
+local function next_batch(P)
+  while true do
+    if P.closed then return nil end
+    local ok, err = pcall(fill, P)
+    if not ok then close(P); error(err, 0) end
+    if P.next_get >= P.next_put then close(P); return nil end
+    local k = P.next_get
+    local w = P.inflight[k]
+    local batch, ended = receive(P, k, w)
+    P.inflight[k] = nil
+    P.next_get = P.next_get + 1
+    if ended then
+      P.active[w] = false
+      P.nactive = P.nactive - 1
+    else
+      return batch
+    end
+  end
+end
+
 -- Starts the pool; returns an iterator function over batches.
 --   next_indices(): the next batch's index array, nil when the sampler is done (map-style);
 --   iterable: true for IterableDatasets (workers produce batches from their own shard).
 function M.iterator(opts)
-  local memory = require "torch._memory"
   local n = opts.num_workers
   local handle = C.ltw_pool_new(n, ser.dump(opts.config, nil, "worker config"))
   if handle == nil then
     error("DataLoader: cannot start workers: " .. ffi.string(C.ltw_pool_error()), 3)
   end
-  local closed = false
-  local pool = ffi.gc(handle, function(p) if not closed then closed = true; C.ltw_pool_close(p) end end)
-  local function close()
-    if not closed then
-      closed = true
-      ffi.gc(pool, nil)
-      C.ltw_pool_close(pool)
-    end
-  end
-
-  local inflight = {}            -- batch index -> worker
-  local next_put, next_get = 0, 0
-  local sampler_done = false
-  local active, nactive = {}, n  -- iterable mode: workers still producing
-  for w = 0, n - 1 do active[w] = true end
-  local rr = 0
-  local max_inflight = opts.prefetch_factor * n
-  local result = ffi.new("ltw_result")
-  local timeout = opts.timeout or 0
-
-  local function pick_worker()
-    if not opts.iterable then return next_put % n end
-    for _ = 1, n do
-      local w = rr % n
-      rr = rr + 1
-      if active[w] then return w end
-    end
-  end
-
-  local function fill()
-    while not sampler_done and next_put - next_get < max_inflight do
-      local w = pick_worker()
-      if w == nil then sampler_done = true; break end
-      local st
-      if opts.iterable then
-        st = C.ltw_pool_put(pool, w, next_put, nil, -1)
-      else
-        local idx = opts.next_indices()
-        if idx == nil then sampler_done = true; break end
-        local buf = ffi.new("int64_t[?]", #idx)
-        for i = 1, #idx do buf[i - 1] = idx[i] end
-        st = C.ltw_pool_put(pool, w, next_put, buf, #idx)
-      end
-      if st ~= 0 then close(); error("DataLoader: cannot queue a batch (out of memory)", 0) end
-      inflight[next_put] = w
-      next_put = next_put + 1
-    end
-  end
-
-  local function fail(msg)
-    close()
-    error(msg, 0)
-  end
-
-  local function receive(k, w)
-    local waited = 0
-    while true do
-      local st = C.ltw_pool_get(pool, k, w, 100, result)
-      if st == M.OK then
-        local tensors = {}
-        for i = 0, result.ntensors - 1 do
-          tensors[i + 1] = memory.wrap(result.tensors[i])
-          result.tensors[i] = nil
-        end
-        local flags, meta = result.flags, ffi.string(result.meta)
-        C.ltw_result_clear(result)
-        if require("bit").band(flags, M.RESULT_END) ~= 0 then return nil, true end
-        return ser.load(meta, tensors)
-      elseif st == M.ERROR then
-        local msg, from = ffi.string(result.meta), result.worker
-        C.ltw_result_clear(result)
-        fail(("DataLoader worker %d raised an error (batch %d):\n%s"):format(from, k, msg))
-      elseif st == M.DEAD then
-        fail(("DataLoader worker %d died unexpectedly: its thread ended without producing batch %d "
-          .. "(a crash or pthread_exit in the dataset code?)"):format(w, k))
-      end
-      waited = waited + 0.1
-      check_interrupt()
-      if timeout > 0 and waited >= timeout then
-        fail(("DataLoader timed out after %g s waiting for batch %d from worker %d"):format(timeout, k, w))
-      end
-    end
-  end
-
-  return function()
-    while true do
-      if closed then return nil end
-      local ok, err = pcall(fill)
-      if not ok then close(); error(err, 0) end
-      if next_get >= next_put then close(); return nil end
-      local k = next_get
-      local w = inflight[k]
-      local batch, ended = receive(k, w)
-      inflight[k] = nil
-      next_get = next_get + 1
-      if ended then
-        active[w] = false
-        nactive = nactive - 1
-      else
-        return batch
-      end
-    end
-  end, close
+  local P = { opts = opts, n = n, closed = false, inflight = {}, next_put = 0, next_get = 0,
+    sampler_done = false, active = {}, nactive = n, rr = 0, max_inflight = opts.prefetch_factor * n,
+    result = ffi.new("ltw_result"), timeout = opts.timeout or 0 }
+  for w = 0, n - 1 do P.active[w] = true end
+  P.pool = ffi.gc(handle, function(p) if not P.closed then P.closed = true; C.ltw_pool_close(p) end end)
+  return function() return next_batch(P) end, function() close(P) end
 end
 
 return M

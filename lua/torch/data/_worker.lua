@@ -49,17 +49,11 @@ function M.build_dataset(spec)
   return ctor(unpack(args, 1, args.n or table.maxn(args)))
 end
 
-function M.run(pool_ud, id, num_workers, config_src)
-  local cfg = ser.load(config_src)
-  package.path, package.cpath = cfg.path or package.path, cfg.cpath or package.cpath
-  require "torch"   -- declares the C ABI (lt_tensor_shallow_copy) in this state
-  local pool_mod = require "torch.data._pool"
-  local C = pool_mod.C
-  local pool = ffi.cast("ltw_pool*", pool_ud)
-  -- libtorch's default CPU generator is process-wide (shared with the main thread and the
-  -- other workers), so torch.manual_seed here would reseed everyone and draws would interleave
-  -- between threads. Each worker gets its own generator instead: data.rng(), which the
-  -- built-in random transforms use.
+-- The worker's dataset, its worker info and its collate function, from the config. libtorch's
+-- default CPU generator is process-wide (shared with the main thread and the other workers), so
+-- torch.manual_seed here would reseed everyone and draws would interleave between threads. Each
+-- worker gets its own generator instead: data.rng(), which the built-in random transforms use.
+local function start(cfg, id, num_workers)
   local seed = (cfg.base_seed or 0) + id
   local data = require "torch.data"
   data.manual_seed(seed)
@@ -71,15 +65,15 @@ function M.run(pool_ud, id, num_workers, config_src)
   if cfg.collate == "list" or not cfg.batched then collate = function(s) return s end
   elseif cfg.collate == nil or cfg.collate == "default" then collate = require("torch.data.collate").default_collate
   else collate = resolve_fn(cfg.collate, "collate_fn") end
+  return dataset, info, collate
+end
 
-  local cap = 1024
-  local indices = ffi.new("int64_t[?]", cap)
-  local batch, n = ffi.new("int64_t[1]"), ffi.new("int[1]")
-  local out = ffi.new("lt_tensor*[1]")
+-- fetch(count, indices): the batch of `count` samples at `indices` (map-style), or with count < 0
+-- the next batch_size samples of this worker's iterator; nil when an iterable dataset is done.
+local function fetcher(cfg, dataset, info, collate)
   local it -- iterable datasets: this worker's iterator
   local batch_size = cfg.batch_size or 1
-
-  local function fetch(count)
+  return function(count, indices)
     if count < 0 then
       it = it or dataset:iter(info)
       local samples = {}
@@ -97,7 +91,48 @@ function M.run(pool_ud, id, num_workers, config_src)
     if not cfg.batched then return samples[1] end
     return collate(samples)
   end
+end
 
+-- Posts batch k's result: its tensors as second handles plus its structure as a literal; an
+-- error (the fetch's, or one serializing the batch) as its message; nil as the end of data.
+local function post(pool_mod, pool, id, k, ok, res, out)
+  local C = pool_mod.C
+  if ok and res == nil then
+    C.ltw_worker_post(pool, id, k, pool_mod.RESULT_END, "return nil", nil, 0)
+  elseif ok then
+    local handles = {}
+    local ok2, meta = pcall(ser.dump, res, function(t)
+      local s = C.lt_tensor_shallow_copy(out, t.h)
+      if s ~= 0 then error("lt_tensor_shallow_copy failed", 0) end
+      handles[#handles + 1] = out[0]
+      return #handles
+    end, "batch")
+    if ok2 then
+      local arr = ffi.new("lt_tensor*[?]", math.max(#handles, 1))
+      for i = 1, #handles do arr[i - 1] = handles[i] end
+      C.ltw_worker_post(pool, id, k, 0, meta, arr, #handles)
+    else
+      for i = 1, #handles do C.lt_tensor_free(handles[i]) end
+      C.ltw_worker_post(pool, id, k, pool_mod.RESULT_ERROR, tostring(meta), nil, 0)
+    end
+  else
+    C.ltw_worker_post(pool, id, k, pool_mod.RESULT_ERROR, tostring(res), nil, 0)
+  end
+end
+
+function M.run(pool_ud, id, num_workers, config_src)
+  local cfg = ser.load(config_src)
+  package.path, package.cpath = cfg.path or package.path, cfg.cpath or package.cpath
+  require "torch"   -- declares the C ABI (lt_tensor_shallow_copy) in this state
+  local pool_mod = require "torch.data._pool"
+  local C = pool_mod.C
+  local pool = ffi.cast("ltw_pool*", pool_ud)
+  local fetch = fetcher(cfg, start(cfg, id, num_workers))
+
+  local cap = 1024
+  local indices = ffi.new("int64_t[?]", cap)
+  local batch, n = ffi.new("int64_t[1]"), ffi.new("int[1]")
+  local out = ffi.new("lt_tensor*[1]")
   local traceback = function(e) return debug.traceback(tostring(e), 2) end
   while true do
     local st = C.ltw_worker_next(pool, id, 100, batch, n, indices, cap)
@@ -107,28 +142,8 @@ function M.run(pool_ud, id, num_workers, config_src)
       indices = ffi.new("int64_t[?]", cap)
     elseif st == pool_mod.OK then
       local k = batch[0]
-      local ok, res = xpcall(fetch, traceback, n[0])
-      if ok and res == nil then
-        C.ltw_worker_post(pool, id, k, pool_mod.RESULT_END, "return nil", nil, 0)
-      elseif ok then
-        local handles = {}
-        local ok2, meta = pcall(ser.dump, res, function(t)
-          local s = C.lt_tensor_shallow_copy(out, t.h)
-          if s ~= 0 then error("lt_tensor_shallow_copy failed", 0) end
-          handles[#handles + 1] = out[0]
-          return #handles
-        end, "batch")
-        if ok2 then
-          local arr = ffi.new("lt_tensor*[?]", math.max(#handles, 1))
-          for i = 1, #handles do arr[i - 1] = handles[i] end
-          C.ltw_worker_post(pool, id, k, 0, meta, arr, #handles)
-        else
-          for i = 1, #handles do C.lt_tensor_free(handles[i]) end
-          C.ltw_worker_post(pool, id, k, pool_mod.RESULT_ERROR, tostring(meta), nil, 0)
-        end
-      else
-        C.ltw_worker_post(pool, id, k, pool_mod.RESULT_ERROR, tostring(res), nil, 0)
-      end
+      local ok, res = xpcall(fetch, traceback, n[0], indices)
+      post(pool_mod, pool, id, k, ok, res, out)
     end
   end
 end

@@ -87,79 +87,84 @@ function M.loss_view(out, input, target)
   return nil
 end
 
--- Installs the wraps; returns the capture object (trace, restore).
-function M.install(opts)
-  opts = opts or {}
-  local trace = new_trace(opts.budget or 50, opts.keep or 50)
-  local cap = { trace = trace, is_stop = M.is_stop }
-  local undo = {}
-  local function patch(tbl, key, wrapper)
-    local orig = rawget(tbl, key)
-    undo[#undo + 1] = function() rawset(tbl, key, orig) end
-    rawset(tbl, key, wrapper(orig))
+--[[ The install steps below share one session table `st`: the trace, the undo list, and the
+     state the wraps keep between calls (depth: nesting of module forwards; in_loss: inside a
+     loss; stopped: the budget was reached; pending: the batch of the step in progress;
+     current_loader: the DataLoader entry last iterated; dirty: grads not cleared since a step). ]]
+
+-- Replaces tbl[key] with wrapper(original), remembering how to undo it.
+local function patch(st, tbl, key, wrapper)
+  local orig = rawget(tbl, key)
+  st.undo[#st.undo + 1] = function() rawset(tbl, key, orig) end
+  rawset(tbl, key, wrapper(orig))
+end
+
+local function stop(st) st.stopped = true; error(STOP, 0) end
+
+-- Calls orig(...) with st[counter] raised by one, re-raising its error without a position.
+local function nested(st, counter, orig, ...)
+  st[counter] = st[counter] + 1
+  local ok, out = pcall(orig, ...)
+  st[counter] = st[counter] - 1
+  if not ok then error(out, 0) end
+  return out
+end
+
+local function record_loss(st, fn, name, input, target)
+  local trace = st.trace
+  if st.in_loss > 0 or not torch.is_tensor(input) or not torch.is_tensor(target) then return end
+  local grad = torch.is_grad_enabled()
+  local x = trace.last_x
+  if grad then
+    local view = M.loss_view(trace.last_out, input, target)
+    trace.loss = { fn = fn, name = name, view = view }
+    -- a target flattened with the outputs goes back to one row per sample
+    local y = (view and view.per_row > 1) and target:reshape(input:size(0) / view.per_row, view.per_row) or target
+    local loader = st.current_loader
+    st.pending = x and { x = x, y = y, loader = loader, pass = loader and loader.iterations } or nil
+  elseif x and #trace.val_batches < trace.keep then
+    trace.val_batches[#trace.val_batches + 1] = { x = x, y = target }
   end
-  local depth, in_loss, stopped = 0, 0, false
-  local pending, current_loader
+end
 
-  local function stop() stopped = true; error(STOP, 0) end
-
-  local function record_loss(fn, name, input, target)
-    if in_loss > 0 or not torch.is_tensor(input) or not torch.is_tensor(target) then return end
-    local grad = torch.is_grad_enabled()
-    local x = trace.last_x
-    if grad then
-      local view = M.loss_view(trace.last_out, input, target)
-      trace.loss = { fn = fn, name = name, view = view }
-      -- a target flattened with the outputs goes back to one row per sample
-      local y = (view and view.per_row > 1) and target:reshape(input:size(0) / view.per_row, view.per_row) or target
-      pending = x and { x = x, y = y, loader = current_loader, pass = current_loader and current_loader.iterations } or nil
-    elseif x and #trace.val_batches < trace.keep then
-      trace.val_batches[#trace.val_batches + 1] = { x = x, y = target }
+-- A root module's forward (not inside another forward or a loss): the batch, the model, its mode.
+local function root_forward(st, orig, self, ...)
+  local trace = st.trace
+  if not trace.templates[self] then trace.templates[self] = TU.deepcopy(self) end
+  trace.last_x, trace.last_model = first_arg_tensor(...), self
+  if not torch.is_grad_enabled() then
+    trace.eval_forwards.total = trace.eval_forwards.total + 1
+    if rawget(self, "training") and has_stochastic(self) then
+      trace.eval_forwards.train_mode = trace.eval_forwards.train_mode + 1
     end
   end
+  if st.current_loader then st.current_loader.forwards = st.current_loader.forwards + 1 end
+  st.depth = 1
+  local ok, out = pcall(orig, self, ...)
+  st.depth = 0
+  if not ok then error(out, 0) end
+  trace.last_out = out
+  return out
+end
 
-  -- module forwards: each class's instance metatable gets a wrapped __call when its first
-  -- instance is made
+-- Module forwards: each class's instance metatable gets a wrapped __call when its first
+-- instance is made (through Module.new).
+local function wrap_forwards(st)
   local patched_mt = {}
   local function wrap_call(orig)
     return function(self, ...)
-      if stopped then error(STOP, 0) end
+      if st.stopped then error(STOP, 0) end
       local name = rawget(self, "_class").__name or ""
-      if depth == 0 and name:match("Loss$") then
+      if st.depth == 0 and name:match("Loss$") then
         local input, target = ...
-        record_loss(self, name, input, target)
-        in_loss = in_loss + 1
-        local ok, out = pcall(orig, self, ...)
-        in_loss = in_loss - 1
-        if not ok then error(out, 0) end
-        return out
+        record_loss(st, self, name, input, target)
+        return nested(st, "in_loss", orig, self, ...)
       end
-      if depth > 0 or in_loss > 0 then
-        depth = depth + 1
-        local ok, out = pcall(orig, self, ...)
-        depth = depth - 1
-        if not ok then error(out, 0) end
-        return out
-      end
-      if not trace.templates[self] then trace.templates[self] = TU.deepcopy(self) end
-      trace.last_x, trace.last_model = first_arg_tensor(...), self
-      local grad = torch.is_grad_enabled()
-      if not grad then
-        trace.eval_forwards.total = trace.eval_forwards.total + 1
-        if rawget(self, "training") and has_stochastic(self) then
-          trace.eval_forwards.train_mode = trace.eval_forwards.train_mode + 1
-        end
-      end
-      if current_loader then current_loader.forwards = current_loader.forwards + 1 end
-      depth = 1
-      local ok, out = pcall(orig, self, ...)
-      depth = 0
-      if not ok then error(out, 0) end
-      trace.last_out = out
-      return out
+      if st.depth > 0 or st.in_loss > 0 then return nested(st, "depth", orig, self, ...) end
+      return root_forward(st, orig, self, ...)
     end
   end
-  patch(Module, "new", function(orig)
+  patch(st, Module, "new", function(orig)
     return function(class, ...)
       local self = orig(class, ...)
       local mt = getmetatable(self)
@@ -170,107 +175,130 @@ function M.install(opts)
       return self
     end
   end)
-  undo[#undo + 1] = function() for mt, orig in pairs(patched_mt) do mt.__call = orig end end
+  st.undo[#st.undo + 1] = function() for mt, orig in pairs(patched_mt) do mt.__call = orig end end
+end
 
-  -- functional losses
+-- The functional losses (F.cross_entropy, ...).
+local function wrap_losses(st)
   for fname, cname in pairs(M.loss_names) do
     if rawget(F, fname) then
-      patch(F, fname, function(orig)
+      patch(st, F, fname, function(orig)
         return function(input, target, o)
-          record_loss(function(a, b) return orig(a, b, o) end, cname, input, target)
-          in_loss = in_loss + 1
-          local ok, out = pcall(orig, input, target, o)
-          in_loss = in_loss - 1
-          if not ok then error(out, 0) end
-          return out
+          record_loss(st, function(a, b) return orig(a, b, o) end, cname, input, target)
+          return nested(st, "in_loss", orig, input, target, o)
         end
       end)
     end
   end
+end
 
-  -- backward: did the previous step's gradients survive into this one?
-  local dirty = false
-  patch(torch.Tensor, "backward", function(orig)
+-- Whether any parameter of the optimizer still holds a non-zero gradient.
+local function any_grad(opt)
+  for _, g in ipairs(opt.param_groups) do
+    for _, p in ipairs(g.params) do
+      local gr = p.grad
+      if gr ~= nil and gr:abs():max():item() > 0 then return true end
+    end
+  end
+  return false
+end
+
+-- backward (did the previous step's gradients survive into this one?) and the zero_grads.
+local function wrap_backward(st)
+  local trace = st.trace
+  patch(st, torch.Tensor, "backward", function(orig)
     return function(self, ...)
-      if stopped then error(STOP, 0) end
+      if st.stopped then error(STOP, 0) end
       trace.backwards = trace.backwards + 1
-      if dirty and trace.optimizer then
-        for _, g in ipairs(trace.optimizer.param_groups) do
-          for _, p in ipairs(g.params) do
-            local gr = p.grad
-            if gr ~= nil and gr:abs():max():item() > 0 then trace.accumulated = trace.accumulated + 1; goto done end
-          end
-        end
-        ::done::
-      end
-      dirty = false
+      if st.dirty and trace.optimizer and any_grad(trace.optimizer) then trace.accumulated = trace.accumulated + 1 end
+      st.dirty = false
       if self:numel() == 1 then trace.last_loss_value = self:detach():double():item() end
       return orig(self, ...)
     end
   end)
-  local function cleared() trace.zero_grads = trace.zero_grads + 1; dirty = false end
-  patch(Module, "zero_grad", function(orig) return function(...) cleared(); return orig(...) end end)
-  patch(Optimizer, "zero_grad", function(orig) return function(...) cleared(); return orig(...) end end)
+  local function cleared() trace.zero_grads = trace.zero_grads + 1; st.dirty = false end
+  patch(st, Module, "zero_grad", function(orig) return function(...) cleared(); return orig(...) end end)
+  patch(st, Optimizer, "zero_grad", function(orig) return function(...) cleared(); return orig(...) end end)
+end
 
-  local function note_grads(opt)
-    local first = trace.no_grad_params == nil
-    if first then trace.no_grad_params = {} end
-    for _, g in ipairs(opt.param_groups) do
-      for _, p in ipairs(g.params) do
-        if first or trace.no_grad_params[p] then
-          local gr = p.grad
-          local zero = gr == nil or gr:abs():max():item() == 0
-          trace.no_grad_params[p] = zero or nil
-        end
+-- trace.no_grad_params: the parameters whose grad has been zero or absent at every step so far.
+local function note_grads(trace, opt)
+  local first = trace.no_grad_params == nil
+  if first then trace.no_grad_params = {} end
+  for _, g in ipairs(opt.param_groups) do
+    for _, p in ipairs(g.params) do
+      if first or trace.no_grad_params[p] then
+        local gr = p.grad
+        local zero = gr == nil or gr:abs():max():item() == 0
+        trace.no_grad_params[p] = zero or nil
       end
     end
   end
+end
 
-  patch(Optimizer, "step", function(orig)
+-- The first optimizer stepped is the one traced; its first hyper-parameters are kept.
+local function adopt_optimizer(trace, opt)
+  trace.optimizer, trace.opt_class = opt, getmetatable(opt)
+  trace.opt_groups = {}
+  for i, g in ipairs(opt.param_groups) do
+    local h = {}
+    for k, v in pairs(g) do if k ~= "params" and k ~= "initial_lr" then h[k] = v end end
+    trace.opt_groups[i] = h
+  end
+end
+
+-- A scheduler whose last LR differs from the group's at this step: the first mismatch is kept.
+local function note_lr_mismatch(trace, opt)
+  local lr = opt.param_groups[1].lr
+  for _, s in ipairs(trace.schedulers) do
+    local last = s.sched._last_lr
+    if s.sched.optimizer == opt and s.steps > 0 and type(last) == "table" and type(last[1]) == "number"
+        and math.abs(last[1] - lr) > 1e-12 * math.max(1, math.abs(lr)) and not s.mismatch then
+      s.mismatch = { step = trace.steps, group = lr, sched = last[1] }
+    end
+  end
+end
+
+-- What a step of the traced optimizer records before it runs.
+local function before_step(st, opt)
+  local trace = st.trace
+  local model = trace.last_model
+  if model then
+    trace.model = model
+    if rawget(model, "training") then trace.train_steps = trace.train_steps + 1
+    else trace.eval_steps = trace.eval_steps + 1 end
+  end
+  note_grads(trace, opt)
+  if st.pending and #trace.batches < trace.keep then trace.batches[#trace.batches + 1] = st.pending end
+  st.pending = nil
+  trace.losses[#trace.losses + 1] = trace.last_loss_value
+  trace.lrs[#trace.lrs + 1] = opt.param_groups[1].lr
+  note_lr_mismatch(trace, opt)
+  if st.current_loader then st.current_loader.steps = st.current_loader.steps + 1 end
+end
+
+-- Optimizer.step: the step's records, and the stop when the budget is reached.
+local function wrap_steps(st)
+  local trace = st.trace
+  patch(st, Optimizer, "step", function(orig)
     return function(self, ...)
-      if stopped then error(STOP, 0) end
-      if not trace.optimizer then
-        trace.optimizer, trace.opt_class = self, getmetatable(self)
-        trace.opt_groups = {}
-        for i, g in ipairs(self.param_groups) do
-          local h = {}
-          for k, v in pairs(g) do if k ~= "params" and k ~= "initial_lr" then h[k] = v end end
-          trace.opt_groups[i] = h
-        end
-      end
-      if self == trace.optimizer then
-        local model = trace.last_model
-        if model then
-          trace.model = model
-          if rawget(model, "training") then trace.train_steps = trace.train_steps + 1
-          else trace.eval_steps = trace.eval_steps + 1 end
-        end
-        note_grads(self)
-        if pending and #trace.batches < trace.keep then trace.batches[#trace.batches + 1] = pending end
-        pending = nil
-        trace.losses[#trace.losses + 1] = trace.last_loss_value
-        trace.lrs[#trace.lrs + 1] = self.param_groups[1].lr
-        for _, s in ipairs(trace.schedulers) do
-          local last = s.sched._last_lr
-          local lr = self.param_groups[1].lr
-          if s.sched.optimizer == self and s.steps > 0 and type(last) == "table" and type(last[1]) == "number"
-              and math.abs(last[1] - lr) > 1e-12 * math.max(1, math.abs(lr)) and not s.mismatch then
-            s.mismatch = { step = trace.steps, group = lr, sched = last[1] }
-          end
-        end
-        if current_loader then current_loader.steps = current_loader.steps + 1 end
-      end
+      if st.stopped then error(STOP, 0) end
+      if not trace.optimizer then adopt_optimizer(trace, self) end
+      if self == trace.optimizer then before_step(st, self) end
       local r = orig(self, ...)
       if self == trace.optimizer then
         trace.steps = trace.steps + 1
-        dirty = true
-        if trace.steps >= trace.budget then stop() end
+        st.dirty = true
+        if trace.steps >= trace.budget then stop(st) end
       end
       return r
     end
   end)
+end
 
-  -- LR schedulers: the base step and every class that defines its own
+-- LR schedulers: the base step and every class that defines its own.
+local function wrap_schedulers(st)
+  local trace = st.trace
   local function wrap_sched(orig)
     return function(self, ...)
       local entry
@@ -285,15 +313,18 @@ function M.install(opts)
       return orig(self, ...)
     end
   end
-  patch(sched_base.LRScheduler, "step", wrap_sched)
+  patch(st, sched_base.LRScheduler, "step", wrap_sched)
   for _, class in pairs(torch.optim.lr_scheduler) do
     if type(class) == "table" and class ~= sched_base.LRScheduler and rawget(class, "step") then
-      patch(class, "step", wrap_sched)
+      patch(st, class, "step", wrap_sched)
     end
   end
+end
 
-  -- DataLoader iteration
-  patch(DataLoader, "iter", function(orig)
+-- DataLoader iteration: per loader, its passes and batches (the first pass's kept).
+local function wrap_loaders(st)
+  local trace = st.trace
+  patch(st, DataLoader, "iter", function(orig)
     return function(self, ...)
       local entry
       for _, l in ipairs(trace.loaders) do if l.loader == self then entry = l end end
@@ -307,25 +338,42 @@ function M.install(opts)
         local b = it()
         if b ~= nil then
           entry.batches = entry.batches + 1
-          current_loader = entry
+          st.current_loader = entry
           if entry.iterations == 1 and #entry.kept < trace.keep then entry.kept[#entry.kept + 1] = b end
         end
         return b
       end
     end
   end)
+end
 
-  -- the script's own end: os.exit stops it like the budget does; print is muted unless verbose
+-- The script's own end: os.exit stops it like the budget does; print is muted unless verbose.
+local function wrap_exit(st, verbose)
   -- luacheck: push ignore 121 122 (the script's os.exit and print are intercepted on purpose)
   local exit, print_ = os.exit, print
-  os.exit = function() stop() end
-  if not opts.verbose then print = function() end end
-  undo[#undo + 1] = function() os.exit = exit; print = print_ end
+  os.exit = function() stop(st) end
+  if not verbose then print = function() end end
+  st.undo[#st.undo + 1] = function() os.exit = exit; print = print_ end
   -- luacheck: pop
+end
 
+-- Installs the wraps; returns the capture object (trace, restore).
+function M.install(opts)
+  opts = opts or {}
+  local trace = new_trace(opts.budget or 50, opts.keep or 50)
+  local st = { trace = trace, undo = {}, depth = 0, in_loss = 0, stopped = false, pending = nil,
+    current_loader = nil, dirty = false }
+  wrap_forwards(st)
+  wrap_losses(st)
+  wrap_backward(st)
+  wrap_steps(st)
+  wrap_schedulers(st)
+  wrap_loaders(st)
+  wrap_exit(st, opts.verbose)
+  local cap = { trace = trace, is_stop = M.is_stop }
   function cap:restore()
-    for i = #undo, 1, -1 do undo[i]() end
-    undo = {}
+    for i = #st.undo, 1, -1 do st.undo[i]() end
+    st.undo = {}
     if not trace.model then trace.model = trace.last_model end
   end
   return cap

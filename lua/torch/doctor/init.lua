@@ -26,39 +26,28 @@
   holds it; doctor.apply_bias(model, report.fix_bias) applies it to yours), device (or
   setup.device), out_dir (where the batch grid PNG goes; false: none), quiet (no printing).
 
+  The checks are torch.doctor.registry's descriptors ({id, run, traced, needs, blocked_by, fix}),
+  walked in order by run_checks below; M.order is their ids.
+
   Command line: ltorch doctor [options] train.lua [its args] (torch.doctor.cli; exit 0 when
   nothing failed, 1 when a check failed, 2 on a usage error).
 ]]
 local torch = require "torch"
 local S = require "torch.doctor.setup"
 local C = require "torch.doctor.checks"
+local U = require "torch.doctor.check_util"
+local MC = require "torch.doctor.model_checks"
 local P = require "torch.doctor.probes"
 local DC = require "torch.doctor.data_checks"
 local T = require "torch.doctor.trace_checks"
 local D = require "torch.doctor.diagnose"
+local R = require "torch.doctor.registry"
 local Script = require "torch.doctor.script"
 
-local M = { setup = S, checks = C, data_checks = DC, probes = P, trace_checks = T, diagnose = D }
+local M = { setup = S, checks = C, model_checks = MC, data_checks = DC, probes = P, trace_checks = T, diagnose = D,
+  registry = R }
 
-M.order = {
-  "nonfinite", "target_format", "input_pipeline", "softmax_before_loss", "init_loss", "bn_after_bias",
-  "eval_mode", "train_mode", "grad_flow", "grad_reach", "zero_grad", "output_bias", "overfit_batch",
-  "learning_rate", "input_independent", "label_alignment", "loss_coverage", "batch_view", "lr_schedule",
-  "lr_applied", "eval_data", "split_leak",
-}
-
--- checks that judge the script's own loop: run only on a traced script
-local trace_only = { train_mode = true, grad_reach = true, lr_applied = true, eval_data = true }
--- checks that train or need label statistics: skipped when the targets do not fit the loss
-local needs_stats = { init_loss = true, overfit_batch = true, output_bias = true, input_independent = true,
-  learning_rate = true, label_alignment = true }
-
-local function check_fn(ctx, id)
-  if ctx.trace and T[id] then return T[id] end
-  if trace_only[id] then return nil end
-  if ctx.trace and id == "lr_schedule" then return nil end   -- lr_applied judges the observed LR
-  return P[id] or DC[id] or C[id]
-end
+M.order = R.ids()
 
 local marks = { ok = "ok  ", warn = "WARN", fail = "FAIL", skip = "skip" }
 
@@ -133,6 +122,111 @@ function M.run(setup, opts)
   return report
 end
 
+-- opts.checks -> the set of ids to run (nil: all); an unknown id is an error.
+local function wanted(opts)
+  if not opts.checks then return nil end
+  local want = {}
+  for _, id in ipairs(opts.checks) do
+    if not R.by_id[id] then
+      error(("doctor: unknown check '%s' (known: %s)"):format(tostring(id), table.concat(M.order, ", ")), 0)
+    end
+    want[id] = true
+  end
+  return want
+end
+
+-- The setup, its models moved to opts.device (or setup.device) when one is given.
+local function on_device(s, device)
+  if not device then return s end
+  local model_fn = s.model
+  return setmetatable({ model = function() return model_fn():to(device) end }, { __index = s })
+end
+
+-- ctx.batches (the cached batches, on the device) and ctx.scan_batches.
+local function cache_batches(ctx, s, opts, device)
+  ctx.batches = S.take(s, s.train_loader, opts.batches or 8)
+  if #ctx.batches == 0 then error("doctor: train_loader yielded no batches", 0) end
+  ctx.scan_batches = S.take(s, s.scan_loader or s.train_loader, opts.scan_batches or 50)
+  for i, b in ipairs(ctx.batches) do
+    if not torch.is_tensor(b.x) or not torch.is_tensor(b.y) then
+      error(("doctor: batch %d is not {x, y} tensors (got %s, %s); pass setup.batch"):format(i - 1, type(b.x), type(b.y)), 0)
+    end
+  end
+  if device then
+    for _, b in ipairs(ctx.batches) do b.x, b.y = b.x:to(device), b.y:to(device) end
+  end
+end
+
+-- ctx.out0 (a fresh model's output on the first batch), ctx.task, ctx.num_classes.
+local function first_output(ctx, s)
+  local probe = S.new_model(s, ctx.seed)
+  local ok, out0 = pcall(function() return torch.no_grad(function() return probe(ctx.batches[1].x) end) end)
+  if not ok then error("doctor: the model's forward failed on the first batch: " .. tostring(out0), 0) end
+  if not torch.is_tensor(out0) then
+    error(("doctor: model(x) must return a tensor of outputs, got a %s (wrap the model so it returns the "
+      .. "logits/predictions the loss takes)"):format(type(out0)), 0)
+  end
+  ctx.out0 = out0
+  ctx.task = S.task(s, ctx.batches[1].y)
+  ctx.num_classes = s.num_classes or (ctx.task == "classification" and out0:dim() >= 2 and out0:size(1)) or nil
+end
+
+-- One descriptor's finding (nil when it does not apply to this kind of run). `failed` holds the
+-- ids of the checks that failed so far (for blocked_by).
+local function run_check(ctx, d, failed)
+  if d.needs == "stats" and not ctx.stats then
+    local okst, st = pcall(U.target_stats, ctx)
+    ctx.stats = okst and st or nil
+  end
+  local fn = R.resolve(d, ctx.trace)
+  if not fn then return nil end
+  local blocker = d.blocked_by and failed[d.blocked_by] and R.by_id[d.blocked_by]
+  if blocker then
+    return { id = d.id, verdict = "skip", title = ("skipped: %s (see %s)"):format(blocker.blocks, blocker.id) }
+  elseif d.needs == "stats" and not ctx.stats then
+    return { id = d.id, verdict = "skip", title = "skipped: no target statistics (see target_format)" }
+  end
+  local c0 = os.clock()
+  local okc, f = pcall(fn, ctx)
+  if not okc then
+    f = { id = d.id, verdict = "fail", title = "the check raised an error", evidence = tostring(f) }
+  end
+  if f then f.seconds = os.clock() - c0 end
+  return f
+end
+
+-- Runs the wanted checks in order into report.findings; applies a check's fix when opts.fix.
+local function run_checks(report, ctx, want, say)
+  local failed = {}
+  for _, d in ipairs(R.checks) do
+    if not want or want[d.id] then
+      local f = run_check(ctx, d, failed)
+      if f then report.findings[#report.findings + 1] = f end
+      if f and f.verdict == "fail" and d.blocks then failed[d.id] = true end
+      if d.fix and ctx.opts.fix and ctx.fix_bias then
+        report.fix_bias = ctx.fix_bias
+        ctx.setup = d.fix(ctx, ctx.setup)
+        say("       fix: the suggested bias is applied to the models of the remaining checks")
+      end
+    end
+  end
+end
+
+-- The diagnosis and the counts.
+local function conclude(report)
+  report.ranked, report.cause = D.rank(report.findings)
+  report.explained = 0
+  for _, f in ipairs(report.findings) do
+    if f.explained_by then report.explained = report.explained + 1
+    elseif f.verdict == "fail" then report.failed = report.failed + 1
+    elseif f.verdict == "warn" then report.warned = report.warned + 1 end
+    if f.verdict == "skip" then report.skipped = report.skipped + 1 end
+  end
+  report.ok = report.failed == 0
+end
+
+local function size_str(t) return "[" .. table.concat(t:size(), ", ") .. "]" end
+
 run = function(setup, opts)
   opts = opts or {}
   local t0 = os.clock()
@@ -146,109 +240,28 @@ run = function(setup, opts)
   S.validate(s)
   local say = opts.quiet and function() end or function(str) io.write(str, "\n"); io.flush() end
   local ctx = { setup = s, opts = opts, seed = opts.seed or 0, trace = s.trace }
-  local want
-  if opts.checks then
-    want = {}
-    local known = {}
-    for _, id in ipairs(M.order) do known[id] = true end
-    for _, id in ipairs(opts.checks) do
-      if not known[id] then
-        error(("doctor: unknown check '%s' (known: %s)"):format(tostring(id), table.concat(M.order, ", ")), 0)
-      end
-      want[id] = true
-    end
-  end
-
+  local want = wanted(opts)
   local device = opts.device or s.device
-  if device then
-    local model_fn = s.model
-    s = setmetatable({ model = function() return model_fn():to(device) end }, { __index = s })
-    ctx.setup = s
-  end
+  s = on_device(s, device)
+  ctx.setup = s
   torch.manual_seed(ctx.seed)
-  ctx.batches = S.take(s, s.train_loader, opts.batches or 8)
-  if #ctx.batches == 0 then error("doctor: train_loader yielded no batches", 0) end
-  ctx.scan_batches = S.take(s, s.scan_loader or s.train_loader, opts.scan_batches or 50)
-  for i, b in ipairs(ctx.batches) do
-    if not torch.is_tensor(b.x) or not torch.is_tensor(b.y) then
-      error(("doctor: batch %d is not {x, y} tensors (got %s, %s); pass setup.batch"):format(i - 1, type(b.x), type(b.y)), 0)
-    end
-  end
-  if device then
-    for _, b in ipairs(ctx.batches) do b.x, b.y = b.x:to(device), b.y:to(device) end
-  end
-  local probe = S.new_model(s, ctx.seed)
-  local ok, out0 = pcall(function() return torch.no_grad(function() return probe(ctx.batches[1].x) end) end)
-  if not ok then error("doctor: the model's forward failed on the first batch: " .. tostring(out0), 0) end
-  if not torch.is_tensor(out0) then
-    error(("doctor: model(x) must return a tensor of outputs, got a %s (wrap the model so it returns the "
-      .. "logits/predictions the loss takes)"):format(type(out0)), 0)
-  end
-  ctx.out0 = out0
-  ctx.task = S.task(s, ctx.batches[1].y)
-  ctx.num_classes = s.num_classes or (ctx.task == "classification" and out0:dim() >= 2 and out0:size(1)) or nil
+  cache_batches(ctx, s, opts, device)
+  first_output(ctx, s)
 
   local report = setmetatable({ findings = {}, failed = 0, warned = 0, skipped = 0, task = ctx.task }, Report)
   say(("doctor: task %s%s, first batch x %s, y %s"):format(ctx.task,
     ctx.num_classes and (" (" .. ctx.num_classes .. " classes)") or "",
-    "[" .. table.concat(ctx.batches[1].x:size(), ", ") .. "]", "[" .. table.concat(ctx.batches[1].y:size(), ", ") .. "]"))
-
-  local blocking = false
-  local function add(f)
-    if not f then return end
-    report.findings[#report.findings + 1] = f
-  end
-
-  for _, id in ipairs(M.order) do
-    if not want or want[id] then
-      if needs_stats[id] and not ctx.stats then
-        local okst, st = pcall(C.target_stats, ctx)
-        ctx.stats = okst and st or nil
-      end
-      local fn = check_fn(ctx, id)
-      if not fn then   -- luacheck: ignore 542 (not applicable to this kind of run)
-      elseif blocking and needs_stats[id] then
-        add({ id = id, verdict = "skip", title = "skipped: the targets do not fit the loss (see target_format)" })
-      elseif needs_stats[id] and not ctx.stats then
-        add({ id = id, verdict = "skip", title = "skipped: no target statistics (see target_format)" })
-      else
-        local c0 = os.clock()
-        local okc, f = pcall(fn, ctx)
-        if not okc then
-          f = { id = id, verdict = "fail", title = "the check raised an error", evidence = tostring(f) }
-        end
-        if f then f.seconds = os.clock() - c0 end
-        add(f)
-        if id == "target_format" and f and f.verdict == "fail" then blocking = true end
-        if id == "output_bias" and opts.fix and ctx.fix_bias then
-          report.fix_bias = ctx.fix_bias
-          local model_fn = s.model
-          s = setmetatable({ model = function()
-            local m = model_fn(); C.apply_bias(m, ctx.fix_bias); return m
-          end }, { __index = s })
-          ctx.setup = s
-          say("       fix: the suggested bias is applied to the models of the remaining checks")
-        end
-      end
-    end
-  end
-  report.ranked, report.cause = D.rank(report.findings)
-  report.explained = 0
-  for _, f in ipairs(report.findings) do
-    if f.explained_by then report.explained = report.explained + 1
-    elseif f.verdict == "fail" then report.failed = report.failed + 1
-    elseif f.verdict == "warn" then report.warned = report.warned + 1 end
-    if f.verdict == "skip" then report.skipped = report.skipped + 1 end
-  end
+    size_str(ctx.batches[1].x), size_str(ctx.batches[1].y)))
+  run_checks(report, ctx, want, say)
+  conclude(report)
   report.seconds = os.clock() - t0
   report.script_seconds = script_seconds
-  report.ok = report.failed == 0
   report.batch_png = ctx.batch_png
   say(tostring(report))
   return report
 end
 
 -- Helper for users: apply the suggested bias to a model (the output of report.fix_bias).
-M.apply_bias = C.apply_bias
+M.apply_bias = MC.apply_bias
 
 return M

@@ -22,36 +22,28 @@
   the state dict works too, in no particular order). `net:load_state_dict(sd, false)` or `(sd, {strict = false,
   assign = true})`; it returns PyTorch's (missing_keys, unexpected_keys).
 
+  The parts: this file is the class system (extend/new, the instance metatable that registers
+  on assignment and runs forward hooks), registration, modes and bulk changes (train, to, ...),
+  hooks and repr; nn.Parameter is torch.nn._parameter, traversal (named_parameters, modules, ...)
+  torch.nn._module_traversal, the state dict (state_dict, load_state_dict)
+  torch.nn._module_state.
+
   Usage: local nn = require "torch.nn"; see lua/torch/nn/*.lua for layers built on this.
 ]]
 local torch = require "torch"
 local ffi = require "ffi"
 local _C = require "torch._C"
 local pack = require("torch._args").pack
+local parameter = require "torch.nn._parameter"
+local traversal = require "torch.nn._module_traversal"
+local state = require "torch.nn._module_state"
 
 local istype, Ref = ffi.istype, _C.Ref
+local raw_named_children = traversal.raw_named_children
 
 local M = {}
-
----------------------------------------------------------------- Parameter
--- Parameters are ordinary tensors remembered in a weak set (cdata cannot carry a tag).
-local parameter_set = _C.state.parameter_set or setmetatable({}, { __mode = "k" })
-_C.state.parameter_set = parameter_set
-
--- nn.Parameter(tensor, requires_grad=true): a leaf tensor that a Module registers on assignment.
-function M.Parameter(t, requires_grad)
-  if not istype(Ref, t) then
-    error(("bad argument #1 to 'Parameter' (Tensor expected, got %s)"):format(type(t)), 2)
-  end
-  if requires_grad == nil then requires_grad = true end
-  local p = t
-  if not t.is_leaf then p = t:detach() end
-  if p.requires_grad ~= requires_grad then p.requires_grad = requires_grad end
-  parameter_set[p] = true
-  return p
-end
-
-function M.is_parameter(v) return istype(Ref, v) and parameter_set[v] == true end
+M.Parameter, M.is_parameter = parameter.Parameter, parameter.is_parameter
+M.named_list = traversal.named_list   -- for other modules with PyTorch's named_* methods (torch.jit)
 
 ---------------------------------------------------------------- ordered maps
 local function omap() return { names = {}, values = {} } end
@@ -174,6 +166,10 @@ end
 -- Calls the parent class's __init (PyTorch's super().__init__ is implicit here).
 function Module.super(class) return rawget(class, "__base") end
 
+-- Traversal (named_parameters, modules, ...) and the state dict live in their own files.
+for k, f in pairs(traversal.methods) do Module[k] = f end
+for k, f in pairs(state.methods) do Module[k] = f end
+
 ---------------------------------------------------------------- registration
 function Module:register_parameter(name, p)
   if p ~= nil then p = M.Parameter(p, p.requires_grad) end
@@ -196,122 +192,6 @@ function Module:add_module(name, m)
   oset(self._modules, name, m)
 end
 Module.register_module = Module.add_module
-
----------------------------------------------------------------- named lists
---[[ named_parameters() & co. return an array of {name, value} pairs (ipairs and nv[1], nv[2]
-     work) that is also an iterator, so PyTorch's loop ports word for word:
-         for name, p in model:named_parameters() do ... end        -- registration order
-     pairs() over the array would give 1, 2, ... and the pairs (LuaJIT ignores __pairs), so a
-     pair used as if it were the value (pair.grad, pair:size()) is an error that says so. ]]
-local cursor = setmetatable({}, { __mode = "k" })
-
-local function named_next(list, _, previous)
-  local i = previous == nil and 1 or (cursor[list] or 0) + 1
-  local nv = rawget(list, i)
-  cursor[list] = i
-  if nv == nil then return nil end
-  return nv[1], nv[2]
-end
-
-local named_mts, pair_mts = {}, {}
-local function named_list(out, what)
-  local pair_mt = pair_mts[what]
-  if pair_mt == nil then
-    pair_mt = { __index = function(_, k)
-      error(("%s() gives {name, value} pairs, this one has no field '%s': write "
-        .. "`for name, v in m:%s() do` (pairs() yields 1, 2, ... and the pairs), or nv[1], nv[2]")
-        :format(what, tostring(k), what), 2)
-    end }
-    pair_mts[what], named_mts[what] = pair_mt, { __call = named_next }
-  end
-  for i = 1, #out do setmetatable(out[i], pair_mt) end
-  return setmetatable(out, named_mts[what])
-end
-M.named_list = named_list   -- for other modules with PyTorch's named_* methods (torch.jit)
-
----------------------------------------------------------------- traversal
-local function raw_named_children(self)
-  local out = {}
-  for _, n in ipairs(self._modules.names) do
-    local m = self._modules.values[n]
-    if m then out[#out + 1] = { n, m } end
-  end
-  return out
-end
-
-function Module:named_children() return named_list(raw_named_children(self), "named_children") end
-
-function Module:children()
-  local out = {}
-  for _, nm in ipairs(raw_named_children(self)) do out[#out + 1] = nm[2] end
-  return out
-end
-
--- {{"", self}, {"fc1", fc1}, ...} depth-first, each module once.
-local function raw_named_modules(self, prefix, seen, out)
-  if seen[self] then return out end
-  seen[self] = true
-  out[#out + 1] = { prefix, self }
-  for _, nm in ipairs(raw_named_children(self)) do
-    raw_named_modules(nm[2], prefix == "" and nm[1] or (prefix .. "." .. nm[1]), seen, out)
-  end
-  return out
-end
-
-function Module:named_modules(prefix)
-  return named_list(raw_named_modules(self, prefix or "", {}, {}), "named_modules")
-end
-
-function Module:modules()
-  local out = {}
-  for _, nm in ipairs(raw_named_modules(self, "", {}, {})) do out[#out + 1] = nm[2] end
-  return out
-end
-
-local function named_members(self, field, recurse)
-  local out, seen = {}, {}
-  local list = recurse == false and { { "", self } } or raw_named_modules(self, "", {}, {})
-  for _, nm in ipairs(list) do
-    local prefix, m = nm[1], nm[2]
-    local map = m[field]
-    for _, n in ipairs(map.names) do
-      local v = map.values[n]
-      if v ~= nil and not seen[v] then
-        seen[v] = true
-        out[#out + 1] = { prefix == "" and n or (prefix .. "." .. n), v }
-      end
-    end
-  end
-  return out
-end
-
-function Module:named_parameters(recurse)
-  return named_list(named_members(self, "_parameters", recurse), "named_parameters")
-end
-function Module:named_buffers(recurse)
-  return named_list(named_members(self, "_buffers", recurse), "named_buffers")
-end
-
-function Module:parameters(recurse)
-  local out = {}
-  for _, nv in ipairs(named_members(self, "_parameters", recurse)) do out[#out + 1] = nv[2] end
-  return out
-end
-
-function Module:buffers(recurse)
-  local out = {}
-  for _, nv in ipairs(named_members(self, "_buffers", recurse)) do out[#out + 1] = nv[2] end
-  return out
-end
-
--- Number of parameter elements (trainable only if asked).
-function Module:num_parameters(trainable_only)
-  local n = 0
-  for _, p in ipairs(self:parameters()) do
-    if not trainable_only or p.requires_grad then n = n + p:numel() end
-  end
-  return n
-end
 
 ---------------------------------------------------------------- modes and bulk changes
 function Module:train(mode)
@@ -399,155 +279,6 @@ function Module:register_forward_hook(fn) return add_hook(self._forward_hooks, f
 function Module:register_forward_pre_hook(fn) return add_hook(self._forward_pre_hooks, fn) end
 -- fn(module, grad_input, grad_output) -> nil or replacement grad_input (torch.nn._backward_hook)
 function Module:register_full_backward_hook(fn) return require("torch.nn._backward_hook").register(self, fn) end
-
----------------------------------------------------------------- state dict
--- Ordered names of the state: own parameters, own persistent buffers, then each child's.
-function Module:state_dict_keys(prefix, out)
-  prefix, out = prefix or "", out or {}
-  for _, n in ipairs(self._parameters.names) do
-    if self._parameters.values[n] ~= nil then out[#out + 1] = prefix .. n end
-  end
-  for _, n in ipairs(self._buffers.names) do
-    if self._buffers.values[n] ~= nil and not self._non_persistent[n] then out[#out + 1] = prefix .. n end
-  end
-  for _, nm in ipairs(raw_named_children(self)) do nm[2]:state_dict_keys(prefix .. nm[1] .. ".", out) end
-  return out
-end
-
--- The module that holds `key` ("blocks.1.weight") and the key's last part.
-local function owner(self, key)
-  local m, parts = self, {}
-  for part in key:gmatch("[^%.]+") do parts[#parts + 1] = part end
-  for i = 1, #parts - 1 do
-    m = m._modules.values[parts[i]]
-    if m == nil then return nil end
-  end
-  return m, parts[#parts]
-end
-
-local function lookup(self, key)
-  local m, leaf = owner(self, key)
-  if m == nil then return nil end
-  return m._parameters.values[leaf] or m._buffers.values[leaf]
-end
-
--- A state dict is a plain name -> tensor table (pairs() gives any order); calling it as an
--- iterator gives PyTorch's order: `for name, t in m:state_dict() do`. The order lives beside it.
-local sd_keys = setmetatable({}, { __mode = "k" })
-local sd_mt = { __call = function(sd, _, previous)
-  local keys = sd_keys[sd]
-  local i = previous == nil and 0 or (cursor[sd] or 0)
-  repeat
-    i = i + 1
-    local k = keys[i]
-    if k == nil then cursor[sd] = i; return nil end
-    local v = sd[k]
-    if v ~= nil then cursor[sd] = i; return k, v end
-  until false
-end }
-
--- state_dict() -> { ["fc1.weight"] = tensor, ... } (detached, sharing storage, as PyTorch's)
-function Module:state_dict()
-  local sd, keys = {}, self:state_dict_keys()
-  for _, key in ipairs(keys) do sd[key] = lookup(self, key):detach() end
-  sd_keys[sd] = keys
-  return setmetatable(sd, sd_mt)
-end
-
-local function shape_str(t) return "[" .. table.concat(t:size(), ", ") .. "]" end
-
--- load_state_dict's (strict, assign) from PyTorch's positional or keyword forms.
-local LOAD_OPTIONS = { strict = true, assign = true }
-local function load_options(opts, assign)
-  if opts == nil or type(opts) == "boolean" then
-    if opts == nil then opts = true end
-    return opts, assign == true
-  end
-  if type(opts) ~= "table" then
-    error(("bad argument #2 to 'load_state_dict' (boolean or {strict =, assign =} expected, got %s)")
-      :format(type(opts)), 3)
-  end
-  for k in pairs(opts) do
-    if not LOAD_OPTIONS[k] then
-      error(("bad argument #2 to 'load_state_dict' (unknown option '%s'; the options are strict and assign)")
-        :format(tostring(k)), 3)
-    end
-  end
-  return opts.strict ~= false, opts.assign == true
-end
-
--- PyTorch's _IncompatibleKeys: the missing keys as an array, with both lists as fields.
-local function incompatible_keys(sd, keys, expected)
-  local missing, unexpected = {}, {}
-  for _, k in ipairs(keys) do
-    if sd[k] == nil then missing[#missing + 1] = k end
-  end
-  for k in pairs(sd) do
-    if not expected[k] then unexpected[#unexpected + 1] = tostring(k) end
-  end
-  table.sort(unexpected)
-  local result = { missing_keys = missing, unexpected_keys = unexpected }
-  for i, k in ipairs(missing) do result[i] = k end
-  return result
-end
-
-local function load_errors(self, sd, keys, result, strict)
-  local errors = {}
-  for _, k in ipairs(keys) do
-    local src, dst = sd[k], lookup(self, k)
-    if src ~= nil then
-      if not istype(Ref, src) then
-        errors[#errors + 1] = ("value for %s is a %s, not a Tensor"):format(k, type(src))
-      elseif src:size() ~= dst:size() then
-        errors[#errors + 1] = ("size mismatch for %s: copying a param with shape %s from checkpoint, the shape in current model is %s.")
-          :format(k, shape_str(src), shape_str(dst))
-      end
-    end
-  end
-  if strict and #result.missing_keys > 0 then
-    errors[#errors + 1] = "Missing key(s) in state_dict: " .. table.concat(result.missing_keys, ", ") .. "."
-  end
-  if strict and #result.unexpected_keys > 0 then
-    errors[#errors + 1] = "Unexpected key(s) in state_dict: " .. table.concat(result.unexpected_keys, ", ") .. "."
-  end
-  return errors
-end
-
--- assign = true: the module takes the state dict's tensors (parameters keep their requires_grad).
-local function assign_tensor(self, key, src)
-  local m, leaf = owner(self, key)
-  local p = m._parameters.values[leaf]
-  if p ~= nil then m._parameters.values[leaf] = M.Parameter(src:detach(), p.requires_grad)
-  else m._buffers.values[leaf] = src end
-end
-
---[[ load_state_dict(sd, strict=true, assign=false), also (sd, {strict =, assign =}) ->
-     missing, unexpected. Copies values in place under no_grad (assign: takes the tensors).
-     strict: any missing or unexpected key is an error listing them; a shape mismatch is always
-     an error. The first result is PyTorch's named tuple: `r.missing_keys`, `r.unexpected_keys`,
-     and it is itself the array of missing keys, so Python's
-     `missing, unexpected = m.load_state_dict(sd, strict=False)` ports as
-     `local missing, unexpected = m:load_state_dict(sd, false)`. ]]
-function Module:load_state_dict(sd, opts, assign_arg)
-  if type(sd) ~= "table" then error("load_state_dict: expected a table of tensors, got " .. type(sd), 2) end
-  local strict, assign = load_options(opts, assign_arg)
-  local keys, expected = self:state_dict_keys(), {}
-  for _, k in ipairs(keys) do expected[k] = true end
-  local result = incompatible_keys(sd, keys, expected)
-  local errors = load_errors(self, sd, keys, result, strict)
-  if #errors > 0 then
-    error(("Error(s) in loading state_dict for %s:\n\t%s"):format(self._class.__name, table.concat(errors, "\n\t")), 2)
-  end
-  torch.no_grad(function()
-    for _, k in ipairs(keys) do
-      local src = sd[k]
-      if src ~= nil then
-        if assign then assign_tensor(self, k, src) else lookup(self, k):copy_(src) end
-      end
-    end
-  end)
-  return result, result.unexpected_keys
-end
 
 ---------------------------------------------------------------- repr
 -- One line of key=value settings; layers override (Linear: "in_features=4, out_features=2, bias=True").
