@@ -45,6 +45,9 @@ end
 local NONE = {}   -- a default of None: optional, nil when not given
 M.NONE = NONE
 
+-- Every signature M.signature made (weak keys): what M.signature_of recognises.
+local made = setmetatable({}, { __mode = "k" })
+
 local function parse_default(fname, text)
   if text == "None" then return NONE end
   if text == "True" then return true end
@@ -75,7 +78,42 @@ function M.signature(fname, text)
       if not seen_default and not kwonly then sig.nreq = #sig.names end
     end
   end
+  made[sig] = true
   return sig
+end
+
+-- The signature among f's upvalues, or (depth 1) the one signature of the functions among them.
+local function upvalue_signature(f, depth)
+  local found
+  for i = 1, 255 do
+    local name, v = debug.getupvalue(f, i)
+    if name == nil then break end
+    if made[v] then return v end
+    if depth > 0 and type(v) == "function" then
+      local s = upvalue_signature(v, depth - 1)
+      if s ~= nil then
+        if found ~= nil and found ~= s then return nil end   -- two candidates: none is the one
+        found = s
+      end
+    end
+  end
+  return found
+end
+
+--[[ signature_of(callable) -> the signature table it binds its arguments with, or nil when it has
+     none: a class's own (module, optimizer and scheduler constructors: class.__signature), or a
+     function's, found among its upvalues (the functions nn._fargs's definer makes, the losses,
+     clip_grad_norm_, ...) or, for a wrapper (F.relu's fast path), those of the one bound function
+     it wraps. Introspection only (spec/porting/conformance_spec.lua); the table is
+     { name, names = {...}, npos, nreq, defaults = {name -> value or M.NONE} }; do not modify it. ]]
+function M.signature_of(x)
+  if type(x) == "table" then
+    local s = rawget(x, "__signature")
+    if made[s] then return s end
+  elseif type(x) == "function" then
+    return upvalue_signature(x, 1)
+  end
+  return nil
 end
 
 local function is_keywords(v)
