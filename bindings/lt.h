@@ -135,11 +135,16 @@ int lt_drain_released_blobs(int64_t lo, int64_t hi, int64_t *ids, int capacity, 
 /* 1, 2, 3, ... per call, process-wide: each Lua state numbers its release ids above serial * 2^32,
  * so states sharing the release queue never mistake each other's ids. */
 int64_t lt_next_state_serial(void);
-/* An interrupt (Ctrl-C, ltorch_interrupt) was requested: long waits inside the bindings (the
- * collectives' wait) stop with "interrupted!". Request is async-signal-safe; the runtime clears
- * the flag once the interrupt has been raised in Lua (bindings/lt_interrupt.cpp). */
-void lt_interrupt_request(void);
-void lt_interrupt_clear(void);
+/* Interrupt requests (Ctrl-C, ltorch_interrupt), per thread (bindings/lt_interrupt.cpp):
+ * cell_here is the calling thread's cell (never freed; NULL only when out of memory); request is
+ * async-signal-safe and callable from any thread; take clears the cell and returns 1 if it was
+ * set (the taker raises the one "interrupted!"); clear drops an untaken request. While a cell is
+ * set, its thread's compute ops fail with "interrupted!" (taking it) and its collective waits end. */
+typedef struct lt_interrupt_cell lt_interrupt_cell;
+lt_interrupt_cell *lt_interrupt_cell_here(void);
+void lt_interrupt_request(lt_interrupt_cell *cell);
+int lt_interrupt_take(lt_interrupt_cell *cell);
+void lt_interrupt_clear(lt_interrupt_cell *cell);
 int lt_manual_seed(uint64_t seed);
 /* PyTorch's torch.seed(): seeds the CPU generator and every CUDA one with a fresh
  * non-deterministic seed (53 bits, so a Lua number holds it exactly) and returns it. */

@@ -289,7 +289,7 @@ int lt_op_schema(const lt_op *op, const char **out) {
 
 int lt_op_call(const lt_op *op, const lt_value *args, int nargs, lt_value *results, int capacity, int *nresults) {
   *nresults = 0;
-  LT_TRY
+  LT_TRY_OP
   if (op == nullptr) throw lt::ValueError("lt_op_call: NULL operator");
   // The boxed kernel pops exactly its schema's arguments: a shorter stack would be read past its
   // end. The Lua side binds against this schema (torch._dispatch), so this only trips for a

@@ -128,12 +128,25 @@ size_t large_block_mapped_size(size_t bytes);
 void *large_block_take(size_t wanted, size_t *mapped);  // *mapped: the block's size (>= wanted)
 void large_block_give(void *block, size_t mapped);
 
-/* An interrupt was requested and not yet raised in Lua (lt_interrupt.cpp): long waits poll it. */
+/* This thread has a pending interrupt request (lt_interrupt.cpp): long waits poll it. */
 bool interrupt_requested();
+/* Takes this thread's pending interrupt request, if any (lt_interrupt.cpp). */
+bool interrupt_take_here();
+/* Records "interrupted!" (LT_ERR_RUNTIME) and returns its status. */
+int fail_interrupted() noexcept;
 
 }  // namespace lt
 
 #define LT_TRY try {
+/* LT_TRY for a compute op (math, reductions, views, nn, the boxed dispatcher's call): a pending
+ * interrupt request of this thread (lt_interrupt.cpp) fails the op with "interrupted!" before it
+ * runs, and is taken (one raise, not two). A Lua loop of tensor ops that LuaJIT compiled into
+ * one trace never returns to the interpreter, where the interrupt hook runs; this is how Ctrl-C
+ * and ltorch_interrupt reach it. State setters (grad mode, autocast) and frees keep LT_TRY: a
+ * restore must never be refused. */
+#define LT_TRY_OP                                              \
+  if (lt::interrupt_take_here()) return lt::fail_interrupted(); \
+  try {
 #define LT_CATCH                              \
   }                                           \
   catch (...) {                               \

@@ -179,7 +179,7 @@ at::Tensor wrapped(double value, int kind) { return at::native::wrapped_scalar_t
 extern "C" {
 
 int lt_unary(lt_tensor **out, int op, const lt_tensor *t) {
-  LT_TRY
+  LT_TRY_OP
   const at::Tensor &x = lt::get(t);
   lt::PlainOp plain_op(lt::plain(x));
   *out = lt::wrap(unary(op, x));
@@ -187,13 +187,13 @@ int lt_unary(lt_tensor **out, int op, const lt_tensor *t) {
 }
 
 int lt_unary_(int op, lt_tensor *t) {
-  LT_TRY
+  LT_TRY_OP
   unary_(op, lt::get_mut(t));
   LT_CATCH
 }
 
 int lt_binary(lt_tensor **out, int op, const lt_tensor *a, const lt_tensor *b, double alpha) {
-  LT_TRY
+  LT_TRY_OP
   const at::Tensor &x = lt::get(a), &y = lt::get(b);
   lt::PlainOp plain_op(lt::plain(x) && lt::plain(y));
   *out = lt::wrap(binary(op, x, y, number_scalar(alpha)));
@@ -201,7 +201,7 @@ int lt_binary(lt_tensor **out, int op, const lt_tensor *a, const lt_tensor *b, d
 }
 
 int lt_binary_(int op, lt_tensor *a, const lt_tensor *b, double alpha) {
-  LT_TRY
+  LT_TRY_OP
   binary_(op, lt::get_mut(a), lt::get(b), number_scalar(alpha));
   LT_CATCH
 }
@@ -210,7 +210,7 @@ int lt_binary_(int op, lt_tensor *a, const lt_tensor *b, double alpha) {
    special cases (0.5 -> sqrt, -0.5 -> rsqrt, 2 -> square, ...) round differently from the
    general pow a wrapped-tensor exponent gets. */
 int lt_binary_scalar(lt_tensor **out, int op, const lt_tensor *a, double b, int kind) {
-  LT_TRY
+  LT_TRY_OP
   const at::Tensor &x = lt::get(a);
   lt::PlainOp plain_op(lt::plain(x));
   if (op == LT_POW) *out = lt::wrap(x.pow(lt::scalar(b, kind)));
@@ -219,14 +219,14 @@ int lt_binary_scalar(lt_tensor **out, int op, const lt_tensor *a, double b, int 
 }
 
 int lt_binary_scalar_(int op, lt_tensor *a, double b, int kind) {
-  LT_TRY
+  LT_TRY_OP
   if (op == LT_POW) lt::get_mut(a).pow_(lt::scalar(b, kind));
   else binary_(op, lt::get_mut(a), wrapped(b, kind), at::Scalar(1));
   LT_CATCH
 }
 
 int lt_scalar_binary(lt_tensor **out, int op, double a, int kind, const lt_tensor *b) {
-  LT_TRY
+  LT_TRY_OP
   const at::Tensor &y = lt::get(b);
   lt::PlainOp plain_op(lt::plain(y));
   *out = lt::wrap(binary(op, wrapped(a, kind), y, at::Scalar(1)));
@@ -234,7 +234,7 @@ int lt_scalar_binary(lt_tensor **out, int op, double a, int kind, const lt_tenso
 }
 
 int lt_clamp(lt_tensor **out, const lt_tensor *t, int has_min, double min, int has_max, double max) {
-  LT_TRY
+  LT_TRY_OP
   c10::optional<at::Scalar> lo = has_min ? c10::optional<at::Scalar>(number_scalar(min)) : c10::nullopt;
   c10::optional<at::Scalar> hi = has_max ? c10::optional<at::Scalar>(number_scalar(max)) : c10::nullopt;
   *out = lt::wrap(at::clamp(lt::get(t), lo, hi));
@@ -242,7 +242,7 @@ int lt_clamp(lt_tensor **out, const lt_tensor *t, int has_min, double min, int h
 }
 
 int lt_clamp_(lt_tensor *t, int has_min, double min, int has_max, double max) {
-  LT_TRY
+  LT_TRY_OP
   c10::optional<at::Scalar> lo = has_min ? c10::optional<at::Scalar>(number_scalar(min)) : c10::nullopt;
   c10::optional<at::Scalar> hi = has_max ? c10::optional<at::Scalar>(number_scalar(max)) : c10::nullopt;
   at::clamp_(lt::get_mut(t), lo, hi);
@@ -250,43 +250,43 @@ int lt_clamp_(lt_tensor *t, int has_min, double min, int has_max, double max) {
 }
 
 int lt_where(lt_tensor **out, const lt_tensor *cond, const lt_tensor *a, const lt_tensor *b) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::where(lt::get(cond), lt::get(a), lt::get(b)));
   LT_CATCH
 }
 
 int lt_masked_fill(lt_tensor **out, const lt_tensor *t, const lt_tensor *mask, double value, int kind) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::masked_fill(lt::get(t), lt::get(mask), lt::scalar(value, kind)));
   LT_CATCH
 }
 
 int lt_masked_fill_(lt_tensor *t, const lt_tensor *mask, double value, int kind) {
-  LT_TRY
+  LT_TRY_OP
   lt::get_mut(t).masked_fill_(lt::get(mask), lt::scalar(value, kind));
   LT_CATCH
 }
 
 int lt_leaky_relu(lt_tensor **out, const lt_tensor *t, double negative_slope) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::leaky_relu(lt::get(t), negative_slope));
   LT_CATCH
 }
 
 int lt_lerp(lt_tensor **out, const lt_tensor *a, const lt_tensor *b, double weight) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::lerp(lt::get(a), lt::get(b), weight));
   LT_CATCH
 }
 
 int lt_allclose(const lt_tensor *a, const lt_tensor *b, double rtol, double atol, int equal_nan, int *out) {
-  LT_TRY
+  LT_TRY_OP
   *out = at::allclose(lt::get(a), lt::get(b), rtol, atol, equal_nan != 0) ? 1 : 0;
   LT_CATCH
 }
 
 int lt_equal(const lt_tensor *a, const lt_tensor *b, int *out) {
-  LT_TRY
+  LT_TRY_OP
   *out = at::equal(lt::get(a), lt::get(b)) ? 1 : 0;
   LT_CATCH
 }

@@ -28,27 +28,27 @@ int64_t reduction_code(int reduction) {
 extern "C" {
 
 int lt_softmax(lt_tensor **out, const lt_tensor *t, int64_t dim, int log) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(log ? at::log_softmax(lt::get(t), dim) : at::softmax(lt::get(t), dim));
   LT_CATCH
 }
 
 int lt_nll_loss(lt_tensor **out, const lt_tensor *logp, const lt_tensor *target, int reduction, int64_t ignore_index) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::nll_loss_nd(lt::get(logp), lt::get(target), {}, reduction_code(reduction), ignore_index));
   LT_CATCH
 }
 
 int lt_cross_entropy(lt_tensor **out, const lt_tensor *logits, const lt_tensor *target, int reduction,
                      int64_t ignore_index, double label_smoothing) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::cross_entropy_loss(lt::get(logits), lt::get(target), {}, reduction_code(reduction),
                                          ignore_index, label_smoothing));
   LT_CATCH
 }
 
 int lt_mse_loss(lt_tensor **out, const lt_tensor *a, const lt_tensor *b, int reduction) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::mse_loss(lt::get(a), lt::get(b), reduction_code(reduction)));
   LT_CATCH
 }

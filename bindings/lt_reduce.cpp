@@ -102,7 +102,7 @@ std::vector<at::Tensor> tensor_list(const lt_tensor *const *ts, int n) {
 extern "C" {
 
 int lt_reduce(lt_tensor **out, int op, const lt_tensor *t, const int64_t *dims, int ndims, int keepdim, int dtype) {
-  LT_TRY
+  LT_TRY_OP
   const at::Tensor &x = lt::get(t);
   at::Tensor r = reduce(op, x, lt::int_list(dims, ndims), keepdim != 0, maybe_dtype(dtype));
   /* dim=None with keepdim=True keeps every dim as size 1, as PyTorch's x.sum(None, True). */
@@ -112,7 +112,7 @@ int lt_reduce(lt_tensor **out, int op, const lt_tensor *t, const int64_t *dims, 
 }
 
 int lt_max_dim(lt_tensor **values, lt_tensor **indices, const lt_tensor *t, int64_t dim, int keepdim, int is_min) {
-  LT_TRY
+  LT_TRY_OP
   auto r = is_min ? at::min(lt::get(t), dim, keepdim != 0) : at::max(lt::get(t), dim, keepdim != 0);
   *values = lt::wrap(std::get<0>(r));
   *indices = lt::wrap(std::get<1>(r));
@@ -120,7 +120,7 @@ int lt_max_dim(lt_tensor **values, lt_tensor **indices, const lt_tensor *t, int6
 }
 
 int lt_argmax(lt_tensor **out, const lt_tensor *t, int has_dim, int64_t dim, int keepdim, int is_min) {
-  LT_TRY
+  LT_TRY_OP
   c10::optional<int64_t> d = has_dim ? c10::optional<int64_t>(dim) : c10::nullopt;
   *out = lt::wrap(is_min ? at::argmin(lt::get(t), d, keepdim != 0) : at::argmax(lt::get(t), d, keepdim != 0));
   LT_CATCH
@@ -128,7 +128,7 @@ int lt_argmax(lt_tensor **out, const lt_tensor *t, int has_dim, int64_t dim, int
 
 int lt_var(lt_tensor **out, const lt_tensor *t, const int64_t *dims, int ndims, double correction, int keepdim,
            int is_std) {
-  LT_TRY
+  LT_TRY_OP
   at::OptionalIntArrayRef d = ndims > 0 ? at::OptionalIntArrayRef(lt::int_list(dims, ndims)) : c10::nullopt;
   /* An optional, not a plain int64: a plain one would pick the (dim, bool unbiased) overload and
    * turn correction=2 into unbiased=true. */
@@ -142,7 +142,7 @@ int lt_var(lt_tensor **out, const lt_tensor *t, const int64_t *dims, int ndims, 
 }
 
 int lt_norm(lt_tensor **out, const lt_tensor *t, double p, const int64_t *dims, int ndims, int keepdim) {
-  LT_TRY
+  LT_TRY_OP
   const at::Tensor &x = lt::get(t);
   at::Tensor r = ndims > 0 ? at::norm(x, at::Scalar(p), lt::int_list(dims, ndims), keepdim != 0)
                            : at::norm(x, at::Scalar(p));
@@ -152,13 +152,13 @@ int lt_norm(lt_tensor **out, const lt_tensor *t, double p, const int64_t *dims, 
 }
 
 int lt_cumsum(lt_tensor **out, const lt_tensor *t, int64_t dim) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::cumsum(lt::get(t), dim));
   LT_CATCH
 }
 
 int lt_sort(lt_tensor **values, lt_tensor **indices, const lt_tensor *t, int64_t dim, int descending) {
-  LT_TRY
+  LT_TRY_OP
   auto r = at::sort(lt::get(t), dim, descending != 0);
   *values = lt::wrap(std::get<0>(r));
   *indices = lt::wrap(std::get<1>(r));
@@ -167,7 +167,7 @@ int lt_sort(lt_tensor **values, lt_tensor **indices, const lt_tensor *t, int64_t
 
 int lt_topk(lt_tensor **values, lt_tensor **indices, const lt_tensor *t, int64_t k, int64_t dim, int largest,
             int sorted) {
-  LT_TRY
+  LT_TRY_OP
   auto r = at::topk(lt::get(t), k, dim, largest != 0, sorted != 0);
   *values = lt::wrap(std::get<0>(r));
   *indices = lt::wrap(std::get<1>(r));
@@ -175,7 +175,7 @@ int lt_topk(lt_tensor **values, lt_tensor **indices, const lt_tensor *t, int64_t
 }
 
 int lt_matmul(lt_tensor **out, const lt_tensor *a, const lt_tensor *b) {
-  LT_TRY
+  LT_TRY_OP
   const at::Tensor &x = lt::get(a), &y = lt::get(b);
   lt::PlainOp plain_op(lt::plain(x) && lt::plain(y));
   *out = lt::wrap(at::matmul(x, y));
@@ -183,7 +183,7 @@ int lt_matmul(lt_tensor **out, const lt_tensor *a, const lt_tensor *b) {
 }
 
 int lt_mm(lt_tensor **out, const lt_tensor *a, const lt_tensor *b) {
-  LT_TRY
+  LT_TRY_OP
   const at::Tensor &x = lt::get(a), &y = lt::get(b);
   lt::PlainOp plain_op(lt::plain(x) && lt::plain(y));
   *out = lt::wrap(at::mm(x, y));
@@ -191,74 +191,74 @@ int lt_mm(lt_tensor **out, const lt_tensor *a, const lt_tensor *b) {
 }
 
 int lt_bmm(lt_tensor **out, const lt_tensor *a, const lt_tensor *b) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::bmm(lt::get(a), lt::get(b)));
   LT_CATCH
 }
 
 int lt_addmm(lt_tensor **out, const lt_tensor *bias, const lt_tensor *a, const lt_tensor *b, double beta,
              double alpha) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::addmm(lt::get(bias), lt::get(a), lt::get(b), beta, alpha));
   LT_CATCH
 }
 
 int lt_outer(lt_tensor **out, const lt_tensor *a, const lt_tensor *b) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::outer(lt::get(a), lt::get(b)));
   LT_CATCH
 }
 
 int lt_dot(lt_tensor **out, const lt_tensor *a, const lt_tensor *b) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::dot(lt::get(a), lt::get(b)));
   LT_CATCH
 }
 
 int lt_cat(lt_tensor **out, const lt_tensor *const *ts, int n, int64_t dim) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::cat(tensor_list(ts, n), dim));
   LT_CATCH
 }
 
 int lt_stack(lt_tensor **out, const lt_tensor *const *ts, int n, int64_t dim) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::stack(tensor_list(ts, n), dim));
   LT_CATCH
 }
 
 int lt_index_select(lt_tensor **out, const lt_tensor *t, int64_t dim, const lt_tensor *index) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::index_select(lt::get(t), dim, lt::get(index)));
   LT_CATCH
 }
 
 int lt_gather(lt_tensor **out, const lt_tensor *t, int64_t dim, const lt_tensor *index) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::gather(lt::get(t), dim, lt::get(index)));
   LT_CATCH
 }
 
 int lt_scatter(lt_tensor **out, const lt_tensor *t, int64_t dim, const lt_tensor *index, const lt_tensor *src) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::scatter(lt::get(t), dim, lt::get(index), lt::get(src)));
   LT_CATCH
 }
 
 int lt_masked_select(lt_tensor **out, const lt_tensor *t, const lt_tensor *mask) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::masked_select(lt::get(t), lt::get(mask)));
   LT_CATCH
 }
 
 int lt_nonzero(lt_tensor **out, const lt_tensor *t) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::nonzero(lt::get(t)));
   LT_CATCH
 }
 
 int lt_one_hot(lt_tensor **out, const lt_tensor *t, int64_t num_classes) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::one_hot(lt::get(t), num_classes));
   LT_CATCH
 }

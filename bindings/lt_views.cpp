@@ -48,79 +48,79 @@ std::vector<at::indexing::TensorIndex> to_indices(const lt_index *items, int n) 
 extern "C" {
 
 int lt_view(lt_tensor **out, const lt_tensor *t, const int64_t *sizes, int ndim) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(lt::get(t).view(lt::int_list(sizes, ndim)));
   LT_CATCH
 }
 
 int lt_reshape(lt_tensor **out, const lt_tensor *t, const int64_t *sizes, int ndim) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(lt::get(t).reshape(lt::int_list(sizes, ndim)));
   LT_CATCH
 }
 
 int lt_expand(lt_tensor **out, const lt_tensor *t, const int64_t *sizes, int ndim) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(lt::get(t).expand(lt::int_list(sizes, ndim)));
   LT_CATCH
 }
 
 int lt_permute(lt_tensor **out, const lt_tensor *t, const int64_t *dims, int ndim) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(lt::get(t).permute(lt::int_list(dims, ndim)));
   LT_CATCH
 }
 
 int lt_transpose(lt_tensor **out, const lt_tensor *t, int64_t dim0, int64_t dim1) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(lt::get(t).transpose(dim0, dim1));
   LT_CATCH
 }
 
 int lt_squeeze(lt_tensor **out, const lt_tensor *t, int has_dim, int64_t dim) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(has_dim ? lt::get(t).squeeze(dim) : lt::get(t).squeeze());
   LT_CATCH
 }
 
 int lt_unsqueeze(lt_tensor **out, const lt_tensor *t, int64_t dim) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(lt::get(t).unsqueeze(dim));
   LT_CATCH
 }
 
 int lt_narrow(lt_tensor **out, const lt_tensor *t, int64_t dim, int64_t start, int64_t length) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(lt::get(t).narrow(dim, start, length));
   LT_CATCH
 }
 
 int lt_select(lt_tensor **out, const lt_tensor *t, int64_t dim, int64_t index) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(lt::get(t).select(dim, index));
   LT_CATCH
 }
 
 int lt_flatten(lt_tensor **out, const lt_tensor *t, int64_t start_dim, int64_t end_dim) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(at::flatten(lt::get(t), start_dim, end_dim));
   LT_CATCH
 }
 
 int lt_index_get(lt_tensor **out, const lt_tensor *t, const lt_index *items, int n) {
-  LT_TRY
+  LT_TRY_OP
   *out = lt::wrap(lt::get(t).index(to_indices(items, n)));
   LT_CATCH
 }
 
 int lt_index_put_(lt_tensor *t, const lt_index *items, int n, const lt_tensor *value) {
-  LT_TRY
+  LT_TRY_OP
   lt::get_mut(t).index_put_(to_indices(items, n), lt::get(value));
   LT_CATCH
 }
 
 int lt_index_put_scalar_(lt_tensor *t, const lt_index *items, int n, double value, int kind) {
-  LT_TRY
+  LT_TRY_OP
   lt::get_mut(t).index_put_(to_indices(items, n), lt::scalar(value, kind));
   LT_CATCH
 }

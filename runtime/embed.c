@@ -166,7 +166,8 @@ static void interrupt_hook(lua_State *L, lua_Debug *ar)
     if (rt == NULL || !atomic_exchange(&rt->interrupt, 0))
         return;
     rt->deferrals = 0;
-    lt_interrupt_clear();
+    if (rt->cell != NULL && !lt_interrupt_take(rt->cell))
+        return; /* a tensor op already raised this interrupt (LT_TRY_OP): one raise, not two */
     if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0)
         lua_pushfstring(L, "%s:%d: interrupted!", ar->short_src, ar->currentline);
     else
@@ -181,7 +182,7 @@ int ltorch_interrupt(ltorch_runtime *rt)
         return LTORCH_ERR_ARG;
     atomic_store(&rt->interrupt, 1);
     if (atomic_load(&rt->running)) {
-        lt_interrupt_request(); /* waits inside the bindings (collectives) stop too */
+        lt_interrupt_request(rt->cell); /* tensor ops and collective waits stop too */
         lua_sethook(rt->L, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
     }
     return LTORCH_OK;
@@ -306,11 +307,13 @@ static int do_job(ltorch_runtime *rt, struct job *j)
     j->status = 0;
     top = lua_gettop(rt->L);
     atomic_store(&rt->interrupt, 0); /* an interrupt before the call is not for it */
+    rt->cell = lt_interrupt_cell_here(); /* this thread's: the runtime may move between threads */
+    lt_interrupt_clear(rt->cell);
     atomic_store(&rt->running, 1);
     st = lua_cpcall(rt->L, run_job, j);
     atomic_store(&rt->running, 0);
     if (atomic_exchange(&rt->interrupt, 0))
-        lt_interrupt_clear(); /* an interrupt the call never raised ends with it */
+        lt_interrupt_clear(rt->cell); /* an interrupt the call never raised ends with it */
     if (st != 0) {
         const char *msg = lua_tostring(rt->L, -1);
         set_error(rt, msg != NULL ? msg : "(error object is not a string)");

@@ -27,6 +27,7 @@ struct ltorch_runtime {
     atomic_int running;   /* 1 while a call runs Lua code (ltorch_interrupt may hook it) */
     atomic_int interrupt; /* ltorch_interrupt was called during the running call */
     int deferrals;        /* times the interrupt hook waited inside an atomic function */
+    struct lt_interrupt_cell *cell; /* the calling thread's request cell (bindings), set per call */
 };
 
 /* embed.c: the per-thread message for runtime-less calls; returns status. */

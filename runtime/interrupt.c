@@ -49,6 +49,7 @@
 #include "lt.h"
 
 static lua_State *volatile armed_state; /* state the handler hooks */
+static lt_interrupt_cell *volatile armed_cell; /* the bindings' request cell of the armed thread */
 static volatile sig_atomic_t pending;   /* SIGINT seen, hook not yet fired */
 static int depth;                       /* nesting of arm/disarm pairs */
 static struct sigaction saved_action;   /* disposition before the outermost arm */
@@ -70,7 +71,7 @@ static int raise_interrupted(lua_State *L)
 {
     lua_sethook(L, NULL, 0, 0);
     pending = 0;
-    lt_interrupt_clear();
+    lt_interrupt_clear(armed_cell);
     install_handler();
     lua_pushliteral(L, "interrupted!");
     lua_concat(L, 2);
@@ -111,6 +112,13 @@ static void stop_hook(lua_State *L, lua_Debug *ar)
         return;
     }
     stop_deferrals = 0;
+    if (armed_cell != NULL && !lt_interrupt_take(armed_cell)) {
+        /* a tensor op already raised this interrupt (LT_TRY_OP): one raise, not two */
+        lua_sethook(L, NULL, 0, 0);
+        pending = 0;
+        install_handler();
+        return;
+    }
     if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0)
         lua_pushfstring(L, "%s:%d: ", ar->short_src, ar->currentline);
     else
@@ -123,7 +131,7 @@ static void on_sigint(int sig)
 {
     (void)sig;
     pending = 1;
-    lt_interrupt_request(); /* waits inside the bindings (collectives) stop too */
+    lt_interrupt_request(armed_cell); /* tensor ops and collective waits stop too */
     if (armed_state != NULL)
         lua_sethook(armed_state, stop_hook,
                     LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
@@ -135,6 +143,7 @@ void ltorch_interrupt_arm(lua_State *L)
         return;
     sigaction(SIGINT, NULL, &saved_action);
     armed_state = L;
+    armed_cell = lt_interrupt_cell_here();
     install_handler();
 }
 
@@ -147,9 +156,10 @@ void ltorch_interrupt_disarm(lua_State *L)
     armed_state = NULL;
     if (pending) {
         pending = 0;
-        lt_interrupt_clear();
         lua_sethook(L, NULL, 0, 0);
     }
+    lt_interrupt_clear(armed_cell);
+    armed_cell = NULL;
 }
 
 /* _LTORCH.check_interrupt(): raises "interrupted!" if a Ctrl-C is pending. */

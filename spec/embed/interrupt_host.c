@@ -15,6 +15,8 @@
  *     loop, MODE_ROUNDS times at delays a few microseconds apart -> each time "interrupted!", and
  *     after it grad mode is on, inference mode and autocast off: no interrupt lands between a
  *     mode change and its restore (torch._atomic);
+ *   - tensor_spin(): a loop of tensor ops LuaJIT compiles into one trace (no hook runs there) ->
+ *     "interrupted!" raised by the op itself, and the next call runs normally;
  *   - ltorch_interrupt with no call running leaves the next call alone; NULL is LTORCH_ERR_ARG.
  * Prints "interrupt_host: ok (N checks)" and exits 0, or prints each "FAIL: ..." and exits 1.
  *
@@ -71,6 +73,7 @@ static int call_interrupted(ltorch_runtime *rt, const char *func, long delay_us)
 static const char *SETUP =
     "torch = require 'torch'\n"
     "function spin() local n = 0; while true do n = n + 1 end end\n"
+    "function tensor_spin() local x = torch.ones(4); while true do x:add_(1) end end\n"
     "jit.off(spin)\n"
     "local Sq = torch.autograd.Function('Sq')\n"
     "function Sq.forward(ctx, x) ctx:save_for_backward(x); return x * x end\n"
@@ -116,6 +119,15 @@ int main(void)
         CHECK(st == LTORCH_OK && res[0].number == 6 && res[1].number == 1,
               "after round %d: status %d, grad sum %g, grad mode %g, %s\n", i, st, res[0].number,
               res[1].number, ltorch_error(rt));
+    }
+
+    for (i = 1; i <= 5; i++) {
+        st = call_interrupted(rt, "tensor_spin", 100000L * i);
+        CHECK(st == LTORCH_ERR_RUN && strstr(ltorch_error(rt), "interrupted!") != NULL,
+              "tensor_spin round %d: status %d, %s\n", i, st, ltorch_error(rt));
+        st = ltorch_call(rt, "check", NULL, 0, res, 2);
+        CHECK(st == LTORCH_OK && res[0].number == 6 && res[1].number == 1,
+              "after tensor_spin round %d: status %d, %s\n", i, st, ltorch_error(rt));
     }
 
     for (i = 1; i <= MODE_ROUNDS; i++) {

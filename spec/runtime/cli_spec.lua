@@ -335,6 +335,29 @@ end
     assert.truthy(err:find(":7: interrupted!", 1, true), err) -- line 1 is the marker
   end)
 
+  it("stops a JIT-compiled loop of tensor ops (the op raises it: traces run no hooks)", function()
+    local out, err, rc = interrupted_run([[
+local torch = require "torch"
+local x = torch.ones(10)
+while true do x:add_(1) end
+]])
+    assert.are.equal(1, rc, err)
+    assert.are.equal("", out)
+    assert.truthy(err:find(":4: add_: interrupted!\nstack traceback:", 1, true), err)
+  end)
+
+  it("raises an interrupt a tensor op took once: caught, the script goes on", function()
+    local out, err, rc = interrupted_run([[
+local torch = require "torch"
+local x = torch.ones(10)
+local ok, e = pcall(function() while true do x:add_(1) end end)
+for _ = 1, 1000 do x:add_(1) end
+print("caught", ok, e)
+]])
+    assert.are.equal(0, rc, err)
+    assert.truthy(out:find("^caught\tfalse\t[^\n]*:4: add_: interrupted!\n$"), out .. err)
+  end)
+
   it("falls back to the default action on a second Ctrl-C", function()
     -- The loop runs inside one JIT trace, where LuaJIT runs no hooks (see interrupt.c).
     local _, _, rc = interrupted_run("local x = 0 while true do x = x + 1 end\n", true)
