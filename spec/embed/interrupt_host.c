@@ -25,6 +25,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -47,14 +48,22 @@ static int checks, failures;
 struct watchdog {
     ltorch_runtime *rt;
     long delay_us;
+    atomic_int done; /* the call returned: stop interrupting */
 };
 
+/* Interrupts after delay_us, then again every 20 ms until the call has returned: an interrupt
+ * that arrives before the call has started is, as documented, not for it (a loaded machine can
+ * deschedule the caller between pthread_create and ltorch_call for longer than the delay). */
 static void *interrupt_later(void *arg)
 {
     struct watchdog *w = arg;
     struct timespec ts = {w->delay_us / 1000000, (w->delay_us % 1000000) * 1000L};
+    struct timespec again = {0, 20 * 1000000L};
     nanosleep(&ts, NULL);
-    ltorch_interrupt(w->rt);
+    while (!atomic_load(&w->done)) {
+        ltorch_interrupt(w->rt);
+        nanosleep(&again, NULL);
+    }
     return NULL;
 }
 
@@ -62,10 +71,11 @@ static void *interrupt_later(void *arg)
 static int call_interrupted(ltorch_runtime *rt, const char *func, long delay_us)
 {
     pthread_t t;
-    struct watchdog w = {rt, delay_us};
+    struct watchdog w = {rt, delay_us, 0};
     int st;
     pthread_create(&t, NULL, interrupt_later, &w);
     st = ltorch_call(rt, func, NULL, 0, NULL, 0);
+    atomic_store(&w.done, 1);
     pthread_join(t, NULL);
     return st;
 }
