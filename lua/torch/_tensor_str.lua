@@ -28,7 +28,9 @@ local floor, abs, huge, max, min = math.floor, math.abs, math.huge, math.max, ma
 -- cannot hold complex values, so x:tolist() refuses them; printing reads the memory directly.
 local function complex_values(x)
   local sizes, numel = T.sizes_of(x), Tensor.numel(x)
-  local c = Tensor.contiguous(Tensor.cpu(x))  -- kept alive (a local) while its memory is read
+  -- resolve_conj/resolve_neg: a conj() or neg view shares its base's memory with a flag, and
+  -- contiguous() keeps the flag, so the raw memory would print the unconjugated values.
+  local c = Tensor.cpu(x):resolve_conj():resolve_neg():contiguous()  -- kept alive while read
   local src = ffi.cast(T.dtype_of(x).name == "complex64" and "float*" or "double*", Tensor.data_ptr(c))
   local buf = ffi.new("double[?]", math.max(2 * numel, 1))
   for i = 0, 2 * numel - 1 do buf[i] = src[i] end

@@ -61,6 +61,11 @@ local CASES = {
   { "torch.arange(4.).to(torch.complex64)", function() return torch.arange(4, f32):to(torch.complex64) end },
   { "(torch.arange(6.) / 3).to(torch.complex128).reshape(2, 3)",
     function() return (torch.arange(6, f32) / 3):to(torch.complex128):reshape(2, 3) end },
+  -- conj() is a view with a flag over the same memory: the printer must resolve it
+  { "((torch.arange(6.) + 1j * torch.arange(6.)) / 3).reshape(2, 3).conj()",
+    function() return torch.complex(torch.arange(6, f32) / 3, torch.arange(6, f32) / 3):reshape(2, 3):conj() end },
+  { "((torch.arange(6.) + 1j * torch.arange(6.)) / 3).reshape(2, 3).conj().t().neg()",
+    function() return torch.complex(torch.arange(6, f32) / 3, torch.arange(6, f32) / 3):reshape(2, 3):conj():t():neg() end },
   { "torch.tensor([1+2j, 3-10j, -0.5+0j, 1e-5+1e6j])",
     function() return torch.from_buffer(ffi.new("float[8]", { 1, 2, 3, -10, -0.5, 0, 1e-5, 1e6 }), { dtype = torch.complex64 }) end },
   -- 0-dim
