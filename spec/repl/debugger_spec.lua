@@ -12,37 +12,12 @@
 -- How (from the repo root):  build/ltorch /usr/bin/busted spec/repl/debugger_spec.lua
 -- The binary is $LTORCH_BIN, default build/ltorch.
 
-local BIN = os.getenv("LTORCH_BIN") or "build/ltorch"
-local temps = {}
-
-local function q(s) return "'" .. tostring(s):gsub("'", [['\'']]) .. "'" end
-
-local function tmpfile(content)
-  local name = os.tmpname()
-  local f = assert(io.open(name, "w"))
-  f:write(content)
-  f:close()
-  temps[#temps + 1] = name
-  return name
-end
-
--- Runs ltorch with args and stdin; returns stdout, stderr, exit status.
-local function run(args, stdin)
-  local input, err = tmpfile(stdin or ""), os.tmpname()
-  temps[#temps + 1] = err
-  local p = io.popen(("env -u LUA_INIT NO_COLOR=1 %s %s < %s 2> %s; echo \"rc=$?\""):format(BIN, args, q(input), q(err)))
-  local out = p:read("*a")
-  p:close()
-  local f = io.open(err)
-  local errtext = f:read("*a")
-  f:close()
-  local rc = tonumber(out:match("rc=(%d+)\n$"))
-  return out:gsub("rc=%d+\n$", ""), errtext, rc
-end
+local R = require "spec.support.repl_run"
+local q, tmpfile, run = R.q, R.tmpfile, R.run
 
 local function has(s, text) assert.truthy(s:find(text, 1, true), s) end
 
-teardown(function() for _, f in ipairs(temps) do os.remove(f) end end)
+teardown(R.cleanup)
 
 local SCRIPT = [[
 local torch = require "torch"
