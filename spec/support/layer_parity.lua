@@ -257,4 +257,31 @@ function M.check_forward(lr, pr, tol)
   end
 end
 
+--[[ The four checks every layer spec asks of each case, as busted blocks in the calling spec:
+     init bit for bit, state_dict keys (strict load), repr, outputs and gradients. `tols` is
+     {float32 = tol, float64 = tol} (approx.check's tolerances, by the case's dtype). Call it
+     inside a describe: it adds a setup that runs all cases in one PyTorch process.
+       describe("nn conv layers", function() parity.describe_cases(CASES, {float32 = 1e-5, float64 = 1e-12}) end) ]]
+function M.describe_cases(cases, tols)
+  local env = getfenv(2)   -- busted's describe/it/setup live in the spec file's environment
+  local R
+  env.setup(function() R = M.run(cases) end)
+  for _, case in ipairs(cases) do
+    env.describe(case.name, function()
+      env.it("initialises bit for bit like PyTorch under the same seed", function()
+        M.check_init(R[case.name].lua, R[case.name].py)
+      end)
+      env.it("has PyTorch's state_dict keys, order and shapes (loads with strict=True)", function()
+        M.check_keys(R[case.name].lua, R[case.name].py)
+      end)
+      env.it("prints PyTorch's repr", function()
+        assert.are.equal(R[case.name].py.repr, R[case.name].lua.repr)
+      end)
+      env.it("matches PyTorch's output and gradients", function()
+        M.check_forward(R[case.name].lua, R[case.name].py, tols[case.dtype or "float32"])
+      end)
+    end)
+  end
+end
+
 return M
