@@ -449,11 +449,7 @@ print(json.dumps({'gW': (W.grad / 65536.0).tolist(), 'gb': (b.grad / 65536.0).to
 end)
 
 describe("GradScaler misuse", function()
-  local function err_of(f, ...)
-    local ok, err = pcall(f, ...)
-    assert.is_false(ok)
-    return tostring(err)
-  end
+  local err_of = require("spec.support.errors").err
 
   it("rejects bad constructor options", function()
     local G = torch.amp.GradScaler

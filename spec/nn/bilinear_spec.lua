@@ -16,6 +16,7 @@
 local torch = require "torch"
 local nn = torch.nn
 local parity = require "spec.support.layer_parity"
+local err = require("spec.support.errors").err
 
 local TOL32 = { atol = 1e-5, rtol = 1e-5 }
 local TOL64 = { atol = 1e-12, rtol = 1e-12 }
@@ -32,33 +33,9 @@ local CASES = {
 }
 
 describe("nn.Bilinear", function()
-  local R
-  setup(function() R = parity.run(CASES) end)
-
-  for _, case in ipairs(CASES) do
-    describe(case.name, function()
-      it("initialises bit for bit like PyTorch under the same seed", function()
-        parity.check_init(R[case.name].lua, R[case.name].py)
-      end)
-      it("has PyTorch's state_dict keys, order and shapes (loads with strict=True)", function()
-        parity.check_keys(R[case.name].lua, R[case.name].py)
-      end)
-      it("prints PyTorch's repr", function()
-        assert.are.equal(R[case.name].py.repr, R[case.name].lua.repr)
-      end)
-      it("matches PyTorch's output and gradients", function()
-        parity.check_forward(R[case.name].lua, R[case.name].py, case.dtype == "float64" and TOL64 or TOL32)
-      end)
-    end)
-  end
+  parity.describe_cases(CASES, { float32 = TOL32, float64 = TOL64 })
 
   describe("misuse", function()
-    local function err(fn, ...)
-      local ok, msg = pcall(fn, ...)
-      assert.is_false(ok)
-      return tostring(msg)
-    end
-
     it("names the module and both shapes", function()
       local bl = nn.Bilinear(3, 4, 5)
       assert.are.equal("Bilinear(3, 4 -> 5): expected inputs of shapes (*, 3) and (*, 4) with the same leading dims, "

@@ -20,6 +20,7 @@
 local torch = require "torch"
 local nn = torch.nn
 local parity = require "spec.support.layer_parity"
+local err = require("spec.support.errors").err
 
 local TOL32 = { atol = 1e-6, rtol = 1e-5 }
 local TOL64 = { atol = 1e-12, rtol = 1e-12 }
@@ -77,12 +78,6 @@ describe("nn conv layers", function()
   parity.describe_cases(CASES, { float32 = TOL32, float64 = TOL64 })
 
   describe("misuse", function()
-    local function err(fn, ...)
-      local ok, msg = pcall(fn, ...)
-      assert.is_false(ok)
-      return tostring(msg)
-    end
-
     it("names the module and the shapes for a wrong channel count or rank", function()
       local conv = nn.Conv2d(3, 16, 3)
       assert.are.equal("Conv2d(3, 16, kernel_size=(3, 3)): expected input of shape (N, 3, H, W) or (3, H, W), "

@@ -15,6 +15,7 @@
 local torch = require "torch"
 local nn = torch.nn
 local parity = require "spec.support.layer_parity"
+local err = require("spec.support.errors").err
 
 local EXACT = 0
 
@@ -37,23 +38,7 @@ local CASES = {
 }
 
 describe("nn dropout layers", function()
-  local R
-  setup(function() R = parity.run(CASES) end)
-
-  for _, case in ipairs(CASES) do
-    describe(case.name, function()
-      it("has PyTorch's (empty) state_dict", function()
-        parity.check_init(R[case.name].lua, R[case.name].py)
-        parity.check_keys(R[case.name].lua, R[case.name].py)
-      end)
-      it("prints PyTorch's repr", function()
-        assert.are.equal(R[case.name].py.repr, R[case.name].lua.repr)
-      end)
-      it("draws PyTorch's masks under the same seed, and is the identity in eval", function()
-        parity.check_forward(R[case.name].lua, R[case.name].py, EXACT)
-      end)
-    end)
-  end
+  parity.describe_cases(CASES, { float32 = EXACT, float64 = EXACT })
 
   describe("behaviour", function()
     it("scales survivors by 1/(1-p) and zeroes the rest", function()
@@ -93,12 +78,6 @@ describe("nn dropout layers", function()
   end)
 
   describe("misuse", function()
-    local function err(fn, ...)
-      local ok, msg = pcall(fn, ...)
-      assert.is_false(ok)
-      return tostring(msg)
-    end
-
     it("rejects p outside [0, 1]", function()
       assert.matches("Dropout: dropout probability has to be between 0 and 1, but got 1.5", err(nn.Dropout, 1.5), 1, true)
       assert.matches("Dropout2d: dropout probability has to be between 0 and 1, but got -0.1", err(nn.Dropout2d, -0.1),

@@ -20,6 +20,7 @@
 local torch = require "torch"
 local nn = torch.nn
 local parity = require "spec.support.layer_parity"
+local err = require("spec.support.errors").err
 
 local TOL32 = { atol = 1e-5, rtol = 1e-5 }
 local TOL64 = { atol = 1e-12, rtol = 1e-12 }
@@ -57,25 +58,7 @@ local CASES = {
 }
 
 describe("nn normalization layers", function()
-  local R
-  setup(function() R = parity.run(CASES) end)
-
-  for _, case in ipairs(CASES) do
-    describe(case.name, function()
-      it("initialises bit for bit like PyTorch", function()
-        parity.check_init(R[case.name].lua, R[case.name].py)
-      end)
-      it("has PyTorch's state_dict keys, order and shapes (loads with strict=True)", function()
-        parity.check_keys(R[case.name].lua, R[case.name].py)
-      end)
-      it("prints PyTorch's repr", function()
-        assert.are.equal(R[case.name].py.repr, R[case.name].lua.repr)
-      end)
-      it("matches PyTorch's outputs, gradients and running stats over the steps", function()
-        parity.check_forward(R[case.name].lua, R[case.name].py, case.dtype == "float64" and TOL64 or TOL32)
-      end)
-    end)
-  end
+  parity.describe_cases(CASES, { float32 = TOL32, float64 = TOL64 })
 
   describe("BatchNorm details", function()
     it("counts batches in num_batches_tracked (int64) only while training", function()
@@ -105,12 +88,6 @@ describe("nn normalization layers", function()
   end)
 
   describe("misuse", function()
-    local function err(fn, ...)
-      local ok, msg = pcall(fn, ...)
-      assert.is_false(ok)
-      return tostring(msg)
-    end
-
     it("names the module and the shapes for wrong channels or rank", function()
       assert.are.equal("BatchNorm2d(16): expected input of shape (N, 16, H, W), got [8, 3, 5, 5]",
         err(nn.BatchNorm2d(16), torch.randn(8, 3, 5, 5)))

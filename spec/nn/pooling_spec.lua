@@ -18,6 +18,7 @@
 local torch = require "torch"
 local nn = torch.nn
 local parity = require "spec.support.layer_parity"
+local err = require("spec.support.errors").err
 
 local TOL32 = { atol = 1e-6, rtol = 1e-5 }
 local TOL64 = { atol = 1e-12, rtol = 1e-12 }
@@ -55,31 +56,9 @@ local CASES = {
 }
 
 describe("nn pooling layers", function()
-  local R
-  setup(function() R = parity.run(CASES) end)
-
-  for _, case in ipairs(CASES) do
-    describe(case.name, function()
-      it("has PyTorch's (empty) state_dict", function()
-        parity.check_init(R[case.name].lua, R[case.name].py)
-        parity.check_keys(R[case.name].lua, R[case.name].py)
-      end)
-      it("prints PyTorch's repr", function()
-        assert.are.equal(R[case.name].py.repr, R[case.name].lua.repr)
-      end)
-      it("matches PyTorch's output and input gradient", function()
-        parity.check_forward(R[case.name].lua, R[case.name].py, case.dtype == "float64" and TOL64 or TOL32)
-      end)
-    end)
-  end
+  parity.describe_cases(CASES, { float32 = TOL32, float64 = TOL64 })
 
   describe("misuse", function()
-    local function err(fn, ...)
-      local ok, msg = pcall(fn, ...)
-      assert.is_false(ok)
-      return tostring(msg)
-    end
-
     it("names the module and the shape for a wrong rank", function()
       assert.are.equal("MaxPool2d(kernel_size=2): expected input of shape (N, C, H, W) or (C, H, W), got [4, 4]",
         err(nn.MaxPool2d(2), torch.randn(4, 4)))

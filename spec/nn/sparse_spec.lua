@@ -18,6 +18,7 @@
 local torch = require "torch"
 local nn = torch.nn
 local parity = require "spec.support.layer_parity"
+local err = require("spec.support.errors").err
 local approx = require "spec.support.approx"
 
 local TOL32 = { atol = 1e-6, rtol = 1e-5 }
@@ -50,25 +51,7 @@ local CASES = {
 }
 
 describe("nn.Embedding", function()
-  local R
-  setup(function() R = parity.run(CASES) end)
-
-  for _, case in ipairs(CASES) do
-    describe(case.name, function()
-      it("initialises bit for bit like PyTorch under the same seed", function()
-        parity.check_init(R[case.name].lua, R[case.name].py)
-      end)
-      it("has PyTorch's state_dict keys, order and shapes (loads with strict=True)", function()
-        parity.check_keys(R[case.name].lua, R[case.name].py)
-      end)
-      it("prints PyTorch's repr", function()
-        assert.are.equal(R[case.name].py.repr, R[case.name].lua.repr)
-      end)
-      it("matches PyTorch's output and weight gradient", function()
-        parity.check_forward(R[case.name].lua, R[case.name].py, case.dtype == "float64" and TOL64 or TOL32)
-      end)
-    end)
-  end
+  parity.describe_cases(CASES, { float32 = TOL32, float64 = TOL64 })
 
   describe("padding_idx", function()
     it("starts as a zero row and gets no gradient", function()
@@ -92,12 +75,6 @@ describe("nn.Embedding", function()
   end)
 
   describe("misuse", function()
-    local function err(fn, ...)
-      local ok, msg = pcall(fn, ...)
-      assert.is_false(ok)
-      return tostring(msg)
-    end
-
     it("names the module for wrong index dtype or range", function()
       local emb = nn.Embedding(10, 3)
       assert.are.equal("Embedding(10, 3): expected int64 or int32 indices, got float32 of shape [2, 2]",

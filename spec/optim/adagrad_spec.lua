@@ -59,11 +59,7 @@ describe("optim.Adagrad", function()
 
   it("checks hyper-parameters", function()
     local p = torch.zeros(2, { requires_grad = true })
-    local function err(o)
-      local ok, e = pcall(optim.Adagrad, { p }, o)
-      assert.is_false(ok)
-      return e
-    end
+    local function err(o) return require("spec.support.errors").err(optim.Adagrad, { p }, o) end
     assert.matches("Adagrad: invalid learning rate: %-1", err({ lr = -1 }))
     assert.matches("Adagrad: invalid lr_decay value: %-1", err({ lr_decay = -1 }))
     assert.matches("Adagrad: invalid initial_accumulator_value value: %-1", err({ initial_accumulator_value = -1 }))

@@ -110,11 +110,7 @@ describe("optim.Adam and optim.AdamW", function()
 
   it("checks hyper-parameters", function()
     local p = torch.zeros(2, { requires_grad = true })
-    local function err(o)
-      local ok, e = pcall(optim.Adam, { p }, o)
-      assert.is_false(ok)
-      return e
-    end
+    local function err(o) return require("spec.support.errors").err(optim.Adam, { p }, o) end
     assert.matches("Adam: invalid learning rate: %-0.1", err({ lr = -0.1 }))
     assert.matches("Adam: invalid epsilon value: %-1", err({ eps = -1 }))
     assert.matches("Adam: invalid beta parameter at index 0: 1", err({ betas = { 1, 0.9 } }))

@@ -261,11 +261,7 @@ describe("optim.lr_scheduler", function()
 
   it("reports misuse clearly", function()
     local opt = new_opt("SGD")
-    local function err(f)
-      local ok, e = pcall(f)
-      assert.is_false(ok)
-      return e
-    end
+    local err = require("spec.support.errors").err
     assert.matches("lr_scheduler_spec.lua:%d+: StepLR: unexpected keyword argument 'gama' %(did you mean 'gamma'%?%)",
       err(function() S.StepLR(opt, 3, { gama = 0.5 }) end))
     assert.matches("lr_scheduler_spec.lua:%d+: StepLR: table is not an Optimizer", err(function() S.StepLR({}, 3) end))

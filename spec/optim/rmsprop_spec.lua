@@ -68,11 +68,7 @@ describe("optim.RMSprop", function()
 
   it("checks hyper-parameters", function()
     local p = torch.zeros(2, { requires_grad = true })
-    local function err(o)
-      local ok, e = pcall(optim.RMSprop, { p }, o)
-      assert.is_false(ok)
-      return e
-    end
+    local function err(o) return require("spec.support.errors").err(optim.RMSprop, { p }, o) end
     assert.matches("RMSprop: invalid learning rate: %-1", err({ lr = -1 }))
     assert.matches("RMSprop: invalid alpha value: %-0.1", err({ alpha = -0.1 }))
     assert.matches("RMSprop: invalid momentum value: %-1", err({ momentum = -1 }))

@@ -172,11 +172,7 @@ describe("optim.SGD", function()
   end)
 
   describe("errors", function()
-    local function err_of(f)
-      local ok, e = pcall(f)
-      assert.is_false(ok)
-      return e
-    end
+    local err_of = require("spec.support.errors").err
     local p = torch.zeros(2, { requires_grad = true })
 
     it("names bad hyper-parameters and blames the caller", function()

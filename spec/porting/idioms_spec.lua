@@ -16,12 +16,7 @@ local data = torch.utils.data
 
 local SPEC = "idioms_spec.lua"
 
--- pcall(fn) -> the error message, asserting that it failed
-local function err_of(fn)
-  local ok, e = pcall(fn)
-  assert.is_false(ok, "expected an error")
-  return tostring(e)
-end
+local err_of = require("spec.support.errors").err
 
 -- asserts that `msg` is blamed on this spec file at `line`
 local function blamed_at(msg, line)

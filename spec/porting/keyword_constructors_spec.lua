@@ -17,11 +17,7 @@ local sched = optim.lr_scheduler
 
 local SPEC = "keyword_constructors_spec.lua"
 
-local function err_of(fn)
-  local ok, e = pcall(fn)
-  assert.is_false(ok, "expected an error")
-  return tostring(e)
-end
+local err_of = require("spec.support.errors").err
 
 -- The error is blamed on this spec file, and reads `msg` (plain text).
 local function fails_with(msg, fn)

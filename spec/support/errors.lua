@@ -7,6 +7,7 @@
   Use:
     local err = require("spec.support.errors").err
     assert.matches("kernel_size", err(nn.Conv2d, 3, 8))   -- fails the spec if the call succeeds
+    errs("expected 2 dims", torch.mm, a, b)                 -- raises, and the message holds the plain text
 ]]
 local assert = require "luassert"
 
@@ -17,6 +18,12 @@ function M.err(fn, ...)
   local ok, msg = pcall(fn, ...)
   assert.is_false(ok, "expected an error, the call succeeded")
   return tostring(msg)
+end
+
+-- Asserts that fn(...) raises an error whose message contains `text` (plain text, not a pattern).
+function M.errs(text, fn, ...)
+  local n, args = select("#", ...), { ... }
+  assert.error_matches(function() fn(unpack(args, 1, n)) end, text, 1, true)
 end
 
 return M

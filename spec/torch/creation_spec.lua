@@ -30,11 +30,7 @@ local function same(x, r)
   approx.check(x, r.v)
 end
 
--- Asserts fn(...) raises an error containing `text` (plain text, not a pattern).
-local function errs(text, fn, ...)
-  local n, args = select("#", ...), { ... }
-  assert.error_matches(function() fn(unpack(args, 1, n)) end, text, 1, true)
-end
+local errs = require("spec.support.errors").errs
 
 describe("torch.tensor", function()
   local ref

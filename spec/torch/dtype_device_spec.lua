@@ -16,10 +16,7 @@ local approx = require "spec.support.approx"
 local NAMES = { "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
   "complex64", "complex128", "bool", "bfloat16" }
 
-local function errs(text, fn, ...)
-  local n, args = select("#", ...), { ... }
-  assert.error_matches(function() fn(unpack(args, 1, n)) end, text, 1, true)
-end
+local errs = require("spec.support.errors").errs
 
 describe("dtypes", function()
   local ref

@@ -15,10 +15,7 @@ local torch = require "torch"
 local pytorch = require "spec.support.pytorch"
 local approx = require "spec.support.approx"
 
-local function errs(text, fn, ...)
-  local n, args = select("#", ...), { ... }
-  assert.error_matches(function() fn(unpack(args, 1, n)) end, text, 1, true)
-end
+local errs = require("spec.support.errors").errs
 
 local function base() return torch.arange(60):reshape(3, 4, 5) end
 local new = torch.newaxis

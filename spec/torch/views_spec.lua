@@ -13,10 +13,7 @@
 local torch = require "torch"
 local pytorch = require "spec.support.pytorch"
 
-local function errs(text, fn, ...)
-  local n, args = select("#", ...), { ... }
-  assert.error_matches(function() fn(unpack(args, 1, n)) end, text, 1, true)
-end
+local errs = require("spec.support.errors").errs
 
 local function base() return torch.arange(24):reshape(2, 3, 4) end
 
