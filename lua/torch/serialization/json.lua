@@ -142,13 +142,7 @@ local function quote(str)
   end) .. '"'
 end
 
-local function is_array(t)
-  local n = #t
-  if n == 0 then return false end
-  local count = 0
-  for _ in pairs(t) do count = count + 1 end
-  return count == n
-end
+local is_array = require("torch.serialization._lua_tables").is_list
 
 local function encode(v, out, depth)
   if depth > 64 then error("json.encode: nested too deeply", 0) end

@@ -371,13 +371,7 @@ local function w_tuple(out, list)
   out[#out + 1] = "t"
 end
 
-local function is_list(t)
-  local n = #t
-  if n == 0 then return false end
-  local count = 0
-  for _ in pairs(t) do count = count + 1 end
-  return count == n
-end
+local is_list = require("torch.serialization._lua_tables").is_list
 
 local function key_less(a, b)
   local ta, tb = type(a), type(b)
