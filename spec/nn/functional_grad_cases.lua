@@ -229,6 +229,95 @@ add("upsample", { T({ 1, 1, 2, 3 }) }, { scale_factor = 2, mode = "bilinear" })
 add("upsample_nearest", { T({ 1, 1, 2, 3 }) }, { size = { 3, 4 } })
 add("upsample_bilinear", { T({ 1, 1, 2, 3 }) }, { scale_factor = 2 })
 
+---------------------------------------------------------------- the ATen-backed functions
+-- torch.nn.functional's names that PyTorch binds straight to ATen (convolutions, linear, pools,
+-- shuffles, distances, in-place activations): one or more cases each, so that every name of the
+-- namespace is run against PyTorch (conformance: M.NOT_CASED lists the ones that cannot be).
+add("linear", { T({ 3, 4 }), T({ 2, 4 }) })
+add("linear", { T({ 2, 3, 4 }), T({ 5, 4 }), T({ 5 }) })
+add("bilinear", { T({ 3, 2 }), T({ 3, 4 }), T({ 5, 2, 4 }), T({ 5 }) })
+add("conv1d", { T({ 2, 3, 7 }), T({ 4, 3, 3 }), T({ 4 }) }, { stride = 2, padding = 1 })
+add("conv1d", { T({ 1, 4, 6 }), T({ 4, 2, 3 }) }, { padding = "same", dilation = 2, groups = 2 })
+add("conv2d", { T({ 1, 2, 5, 5 }), T({ 3, 2, 3, 3 }), T({ 3 }) }, { padding = { 1, 0 } })
+add("conv2d", { T({ 1, 2, 5, 4 }), T({ 2, 2, 2, 2 }) }, { padding = "valid", stride = { 2, 1 } })
+add("conv3d", { T({ 1, 2, 4, 4, 3 }), T({ 2, 2, 2, 2, 2 }), T({ 2 }) }, { padding = 1 })
+add("conv_transpose1d", { T({ 1, 2, 5 }), T({ 2, 3, 3 }), T({ 3 }) }, { stride = 2, output_padding = 1 })
+add("conv_transpose2d", { T({ 1, 2, 3, 3 }), T({ 2, 2, 2, 2 }) }, { stride = 2, padding = 1, dilation = 2 })
+add("conv_transpose3d", { T({ 1, 2, 2, 2, 2 }), T({ 2, 1, 2, 2, 2 }), T({ 1 }) }, { stride = 2 })
+add("conv_tbc", { T({ 5, 2, 3 }), T({ 3, 3, 4 }), T({ 4 }), 1 })
+add("adaptive_avg_pool1d", { T({ 1, 2, 7 }), 3 })
+add("adaptive_avg_pool2d", { T({ 1, 2, 5, 4 }), { 2, 3 } })
+add("adaptive_avg_pool3d", { T({ 1, 1, 4, 3, 4 }), 2 })
+add("adaptive_max_pool1d_with_indices", { T({ 1, 2, 6 }), 4 })
+add("adaptive_max_pool2d_with_indices", { T({ 1, 2, 5, 5 }), { 2, 3 } })
+add("adaptive_max_pool3d_with_indices", { T({ 1, 1, 4, 4, 3 }), 2 })
+add("avg_pool1d", { T({ 1, 2, 7 }), 3 }, { stride = 2, padding = 1, ceil_mode = true, count_include_pad = false })
+add("avg_pool2d", { T({ 1, 2, 5, 5 }), 2 })
+add("avg_pool2d", { T({ 1, 1, 5, 5 }), 3, 2, 1 }, { divisor_override = 4 })
+add("avg_pool3d", { T({ 1, 1, 4, 4, 4 }), 2 }, { stride = 1 })
+add("max_pool1d_with_indices", { T({ 1, 2, 7 }), 3, 2 })
+add("max_pool2d_with_indices", { T({ 1, 1, 5, 5 }), 2 }, { ceil_mode = true })
+add("max_pool3d_with_indices", { T({ 1, 1, 4, 4, 4 }), 2 })
+add("fractional_max_pool2d", { T({ 1, 2, 6, 6 }), 2 }, { output_size = 3, _random_samples = T({ 1, 2, 2 }, "prob", false) })
+add("fractional_max_pool2d", { T({ 1, 1, 7, 7 }), { 2, 3 } },
+  { output_ratio = { 0.5, 0.5 }, return_indices = true, _random_samples = T({ 1, 1, 2 }, "prob", false) })
+add("fractional_max_pool2d_with_indices", { T({ 1, 2, 5, 5 }), 2, 3 }, { _random_samples = T({ 1, 2, 2 }, "prob", false) })
+add("fractional_max_pool3d_with_indices", { T({ 1, 1, 4, 4, 4 }), 2 },
+  { output_ratio = { 0.5, 0.5, 0.5 }, _random_samples = T({ 1, 1, 3 }, "prob", false) })
+add("fractional_max_pool3d", { T({ 1, 1, 5, 5, 5 }), 2 }, { output_size = 3, _random_samples = T({ 1, 1, 3 }, "prob", false) })
+add("channel_shuffle", { T({ 1, 6, 2 }), 3 })
+add("native_channel_shuffle", { T({ 2, 4, 2, 2 }, "randn", false), 2 })   -- no derivative in ATen
+add("pixel_shuffle", { T({ 1, 8, 2, 3 }), 2 })
+add("pixel_unshuffle", { T({ 1, 2, 4, 6 }), 2 })
+add("pad", { T({ 1, 2, 3 }), { 1, 2 } })
+add("pad", { T({ 1, 2, 3, 3 }), { 1, 0, 2, 1 } }, { mode = "constant", value = 0.5 })
+add("pad", { T({ 1, 2, 4 }), { 2, 1 } }, { mode = "reflect" })
+add("pad", { T({ 1, 1, 3, 3 }), { 1, 2, 2, 1 } }, { mode = "replicate" })
+add("pad", { T({ 1, 1, 3, 3, 3 }), { 1, 1, 1, 1, 1, 1 } }, { mode = "circular" })
+add("pad", { T({ 3, 4 }), { -1, 1 } })
+add("cosine_similarity", { T({ 3, 4 }), T({ 3, 4 }) })
+add("cosine_similarity", { T({ 3, 4 }), T({ 1, 4 }) }, { dim = 1, eps = 1e-3 })
+add("pairwise_distance", { T({ 3, 4 }), T({ 3, 4 }) })
+add("pairwise_distance", { T({ 3, 4 }), T({ 4 }) }, { p = 1.0, keepdim = true })
+add("pdist", { T({ 4, 3 }) })
+add("pdist", { T({ 4, 3 }), 3 })
+add("embedding_bag", { T({ 6 }, "idx5"), T({ 5, 3 }), V({ 0, 2, 2 }, { 3 }, "int64") })
+add("embedding_bag", { T({ 2, 3 }, "idx5"), T({ 5, 3 }) }, { mode = "sum" })
+add("embedding_bag", { T({ 6 }, "idx5"), T({ 5, 3 }), V({ 0, 3 }, { 2 }, "int64") },
+  { mode = "sum", per_sample_weights = T({ 6 }) })
+add("embedding_bag", { T({ 6 }, "idx5"), T({ 5, 3 }), V({ 0, 1, 4, 6 }, { 4 }, "int64") },
+  { mode = "max", include_last_offset = true })
+add("one_hot", { T({ 5 }, "idx4") })
+add("one_hot", { T({ 2, 3 }, "idx4"), 6 })
+add("prelu", { T({ 2, 3, 4 }), T({ 3 }) })
+add("prelu", { T({ 3, 4 }), T({ 1 }) })
+add("rms_norm", { T({ 2, 3, 4 }), { 4 } })
+add("rms_norm", { T({ 2, 3, 4 }), { 3, 4 }, T({ 3, 4 }) }, { eps = 1e-3 })
+add("hardshrink", { T({ 3, 4 }) })
+add("hardshrink", { T({ 3, 4 }), 1.1 })
+add("softshrink", { T({ 3, 4 }) }, { lambd = 0.7 })
+add("softplus", { T({ 3, 4 }) })
+add("softplus", { T({ 3, 4 }), 2, 1.5 })
+add("scaled_dot_product_attention", { T({ 2, 3, 4 }), T({ 2, 5, 4 }), T({ 2, 5, 3 }) })
+add("scaled_dot_product_attention", { T({ 1, 2, 4, 3 }), T({ 1, 2, 4, 3 }), T({ 1, 2, 4, 3 }) }, { is_causal = true, scale = 0.7 })
+add("scaled_dot_product_attention", { T({ 1, 4, 2, 3 }), T({ 1, 2, 3, 3 }), T({ 1, 2, 3, 3 }) },
+  { attn_mask = T({ 2, 3 }, "randn", false), enable_gqa = true })
+-- in place: a plain tensor is changed and returned; a leaf that requires grad is refused (both sides)
+for _, c in ipairs({ { "relu_" }, { "elu_", 0.5 }, { "celu_", 1.5 }, { "selu_" }, { "leaky_relu_", 0.2 },
+  { "hardtanh_", -0.5, 0.5 }, { "threshold_", 0.1, -2.0 }, { "rrelu_" } }) do
+  add(c[1], { T({ 3, 4 }, "randn", false), c[2], c[3] })
+  add(c[1], { T({ 3, 4 }), c[2], c[3] })
+  cases[#cases].refuses = true
+end
+
+-- Names of torch.nn.functional (spec/porting/api_manifest.lua) with no case, and why.
+M.NOT_CASED = {
+  grouped_mm = "CUDA-only kernel (float8 / grouped GEMM); not in ltorch",
+  scaled_grouped_mm = "CUDA-only kernel (float8 / grouped GEMM); not in ltorch",
+  scaled_mm = "CUDA-only kernel (float8 / grouped GEMM); not in ltorch",
+  multi_head_attention_forward = "not in ltorch (nn.MultiheadAttention computes attention itself; spec/nn/attention_spec.lua)",
+}
+
 ---------------------------------------------------------------- the loss modules (nn.X(kw)(args...))
 local function module(name, args, kw) cases[#cases + 1] = { module = name, args = args, kw = kw or {} } end
 for _, r in ipairs(REDUCTIONS) do
