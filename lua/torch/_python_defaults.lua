@@ -10,9 +10,22 @@
       so `torch.stft(x, {n_fft = 10, return_complex = true})` gave 21 frames of a 50-sample
       signal where PyTorch gives 26. Without a center argument (by position: the sixth, or by
       keyword) the call now passes center = true, which selects `stft.center` as in PyTorch.
+
+    Python's *tensors: broadcast_tensors, block_diag, cartesian_prod, meshgrid, chain_matmul,
+      atleast_1d/2d/3d take the tensors as separate arguments (torch.block_diag(a, b)), as PyTorch
+      does; the Lua list form (torch.block_diag({a, b})) stays. einsum(equation, a, b) likewise.
+    tensordot(a, b, dims=2): dims an integer (the last `dims` dims of a against the first of b)
+      or a pair of lists ({{1, 0}, {0, 1}}), as torch.functional.tensordot; ATen's own four-list
+      form (a, b, dims_a, dims_b) stays.
+    norm(input, p='fro', dim=None, keepdim=False, out=None, dtype=None): p = 'nuc' is the nuclear
+      norm (linalg.matrix_norm, as torch.functional.norm); dtype= and out= go to ATen's norm.
+    nonzero(input, *, as_tuple=False): as_tuple = true gives one index tensor per dim (a list, as
+      torch.where(cond) gives), ATen's nonzero_numpy.
 ]]
 local args = require "torch._args"
 local dispatch = require "torch._dispatch"
+local P = require "torch._pysig"
+local T = require "torch._tensor"
 
 local M = {}
 
@@ -38,8 +51,118 @@ function M.stft(...)
   return generated_stft(with_center(...))
 end
 
+---------------------------------------------------------------- Python's *tensors
+local is_tensor = T.is_tensor
+
+-- (a, b, ..., rest...) -> {a, b, ...}, rest...: the leading tensors as one list.
+local function leading_tensors(...)
+  local n, a = select("#", ...), { ... }
+  local list, i = {}, 1
+  while i <= n and is_tensor(a[i]) do list[i] = a[i]; i = i + 1 end
+  return list, unpack(a, i, n)
+end
+
+-- f(a, b, ..., [opts]) -> f({a, b, ...}, [opts]) for the ATen op that takes a Tensor[]; a list
+-- given as the first argument passes through. `single` (atleast_*) keeps f(a) as f(a).
+local function tensors_varargs(name, single)
+  local generated
+  return function(...)
+    generated = generated or dispatch.function_for(name, "torch." .. name)
+    if not is_tensor((...)) or (single and not is_tensor((select(2, ...)))) then return generated(...) end
+    return generated(leading_tensors(...))
+  end
+end
+
+-- einsum(equation, a, b, ...) as torch.einsum(equation, *operands); einsum(equation, {a, b}) too.
+local generated_einsum
+local function einsum(equation, ...)
+  generated_einsum = generated_einsum or dispatch.function_for("einsum", "torch.einsum")
+  if is_tensor((...)) then return generated_einsum(equation, leading_tensors(...)) end
+  return generated_einsum(equation, ...)
+end
+
+---------------------------------------------------------------- tensordot
+local TENSORDOT = P.signature("tensordot", "a, b, dims=2, out=None")
+local generated_tensordot
+
+local function tensordot(a, b, dims, ...)
+  generated_tensordot = generated_tensordot or dispatch.function_for("tensordot", "torch.tensordot")
+  local rest = select("#", ...) > 0 and (...) or nil
+  if type(dims) == "table" and not P.is_keywords(dims) and type(rest) == "table" and not P.is_keywords(rest) then
+    return generated_tensordot(a, b, dims, ...)   -- ATen's (a, b, dims_a, dims_b[, opts])
+  end
+  local bound = P.bind(TENSORDOT, a, b, dims, ...)
+  local d, da, db = bound.dims, {}, {}
+  if is_tensor(d) then d = d:numel() == 1 and d:item() or d:tolist() end
+  if type(d) == "number" then
+    if d < 0 or d ~= math.floor(d) then P.fail("tensordot expects dims >= 0, but got dims=%s", tostring(d)) end
+    for i = 1, d do da[i] = i - d - 1; db[i] = i - 1 end
+  elseif type(d) == "table" and #d == 2 then
+    da = type(d[1]) == "table" and d[1] or { d[1] }
+    db = type(d[2]) == "table" and d[2] or { d[2] }
+  else
+    P.fail("tensordot expects dims to be an integer or a pair of lists of dims, got %s", args.typename(d))
+  end
+  if bound.out ~= nil then return generated_tensordot(bound.a, bound.b, da, db, { out = bound.out }) end
+  return generated_tensordot(bound.a, bound.b, da, db)
+end
+
+---------------------------------------------------------------- norm, nonzero
+local NORM = P.signature("norm", "input, p='fro', dim=None, keepdim=False, out=None, dtype=None")
+
+local function python_norm(fast)
+  local generated_norm, matrix_norm
+  return function(...)
+    local a = P.bind(NORM, ...)
+    local kw = (a.out ~= nil or a.dtype ~= nil) and { out = a.out, dtype = a.dtype } or nil
+    if type(a.p) == "string" and a.p ~= "fro" then
+      -- 'nuc' (and any other string: PyTorch's error) goes to linalg.matrix_norm, over all dims
+      -- when dim is not given, as torch.functional.norm does
+      matrix_norm = matrix_norm or dispatch.function_for("linalg_matrix_norm", "torch.linalg.matrix_norm")
+      local dim = a.dim
+      if dim == nil then
+        dim = {}
+        for d = 1, a.input:dim() do dim[d] = d - 1 end
+      end
+      return matrix_norm(a.input, a.p, type(dim) == "table" and dim or { dim }, a.keepdim, kw)
+    end
+    if kw == nil then return fast(a.input, a.p, a.dim, a.keepdim) end
+    generated_norm = generated_norm or dispatch.function_for("norm", "torch.norm")
+    local p = (a.p == "fro") and 2 or a.p
+    if a.dim == nil then return generated_norm(a.input, p, kw) end
+    return generated_norm(a.input, p, type(a.dim) == "table" and a.dim or { a.dim }, a.keepdim, kw)
+  end
+end
+
+local function python_nonzero(previous)
+  local numpy
+  return function(self, opts, ...)
+    if P.is_keywords(opts) and opts.as_tuple ~= nil then
+      local rest = {}
+      for k, v in pairs(opts) do if k ~= "as_tuple" then rest[k] = v end end
+      if next(rest) ~= nil then P.fail("nonzero: as_tuple cannot be combined with %s", (next(rest))) end
+      if opts.as_tuple then
+        numpy = numpy or dispatch.function_for("nonzero_numpy", "torch.nonzero")
+        return numpy(self)
+      end
+      return previous(self)
+    end
+    return previous(self, opts, ...)
+  end
+end
+
 function M.install(torch, Tensor)
   torch.stft = M.stft
+  for _, name in ipairs({ "broadcast_tensors", "block_diag", "cartesian_prod", "meshgrid", "chain_matmul" }) do
+    torch[name] = tensors_varargs(name)
+  end
+  for _, name in ipairs({ "atleast_1d", "atleast_2d", "atleast_3d" }) do torch[name] = tensors_varargs(name, true) end
+  torch.einsum = einsum
+  torch.tensordot = tensordot
+  torch.norm = python_norm(torch.norm)
+  Tensor.norm = python_norm(Tensor.norm)
+  torch.nonzero = python_nonzero(torch.nonzero)
+  Tensor.nonzero = python_nonzero(Tensor.nonzero)
   function Tensor.stft(...)
     generated_stft_method = generated_stft_method or dispatch.method_for("stft")
     return generated_stft_method(with_center(...))

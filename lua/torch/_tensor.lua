@@ -185,11 +185,6 @@ function Tensor.data_ptr(self)
   return p[0]
 end
 
-function Tensor.nbytes(self)
-  check(C.lt_tensor_nbytes(self.h, i64), "nbytes")
-  return tonumber(i64[0])
-end
-
 -- True when both are handles to the very same tensor (PyTorch's `a is b` on tensors).
 function Tensor.is_same(self, other)
   M.handle("is_same", 2, other)
@@ -280,6 +275,11 @@ local function no_ordering()
 end
 mt.__lt = no_ordering
 mt.__le = no_ordering
+-- Python's "'Tensor' object is not callable", with the usual cause: an attribute called as a method.
+mt.__call = function()
+  error("'Tensor' object is not callable (attributes such as x.mT, x.T, x.H, x.real, x.nbytes are read "
+    .. "without a call: write x.mT, not x:mT())", 2)
+end
 
 if not state.metatype_set then
   ffi.metatype(Ref, mt)

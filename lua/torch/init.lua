@@ -166,5 +166,7 @@ function torch.breakpoint() require("torch.repl.debugger").breakpoint(2) end
 require("torch._ops_generated").install(torch)
 -- stft's center=True, a default of PyTorch's Python wrapper (torch._python_defaults).
 require("torch._python_defaults").install(torch, T.Tensor)
+-- x.mT, x.H, x.real, x.nbytes, x.is_cpu, ...: PyTorch's attributes as values (torch._tensor_properties).
+require("torch._tensor_properties").install()
 
 return torch

@@ -45,7 +45,7 @@ print(json.dumps({"dtypes": out, "aliases": aliases}))]==]
       local x = torch.zeros(2, { dtype = name })
       assert.are.equal(d, x.dtype)
       assert.are.equal(r.itemsize, x:element_size())
-      assert.are.equal(2 * r.itemsize, x:nbytes())
+      assert.are.equal(2 * r.itemsize, x.nbytes)
     end)
   end
 
