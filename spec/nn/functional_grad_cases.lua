@@ -302,6 +302,29 @@ add("scaled_dot_product_attention", { T({ 2, 3, 4 }), T({ 2, 5, 4 }), T({ 2, 5, 
 add("scaled_dot_product_attention", { T({ 1, 2, 4, 3 }), T({ 1, 2, 4, 3 }), T({ 1, 2, 4, 3 }) }, { is_causal = true, scale = 0.7 })
 add("scaled_dot_product_attention", { T({ 1, 4, 2, 3 }), T({ 1, 2, 3, 3 }), T({ 1, 2, 3, 3 }) },
   { attn_mask = T({ 2, 3 }, "randn", false), enable_gqa = true })
+-- multi_head_attention_forward: L 3, S 5, N 2, E 4, 2 heads (D 2); outputs and weights
+local function mha(q, k, v, w_in, b_in, bias_k, bias_v, zero, kw, w_out)
+  add("multi_head_attention_forward", { q, k, v, 4, 2, w_in, b_in, bias_k or NONE, bias_v or NONE, zero, 0.0,
+    w_out or T({ 4, 4 }), T({ 4 }) }, kw)
+end
+mha(T({ 3, 2, 4 }), T({ 5, 2, 4 }), T({ 5, 2, 4 }), T({ 12, 4 }), T({ 12 }), nil, nil, false, { training = false })
+mha(T({ 3, 2, 4 }), T({ 5, 2, 4 }), T({ 5, 2, 4 }), T({ 12, 4 }), NONE, T({ 1, 1, 4 }), T({ 1, 1, 4 }), true,
+  { training = false, key_padding_mask = V({ 0, 0, 0, 1, 1, 0, 0, 0, 0, 0 }, { 2, 5 }, "bool") })
+mha(T({ 3, 2, 4 }), T({ 5, 2, 3 }), T({ 5, 2, 5 }), NONE, T({ 12 }), nil, nil, false,
+  { training = false, use_separate_proj_weight = true, q_proj_weight = T({ 4, 4 }), k_proj_weight = T({ 4, 3 }),
+    v_proj_weight = T({ 4, 5 }), average_attn_weights = false })
+mha(T({ 3, 2, 4 }), T({ 5, 2, 4 }), T({ 5, 2, 4 }), T({ 12, 4 }), T({ 12 }), nil, nil, false,
+  { training = false, need_weights = false, attn_mask = T({ 4, 3, 5 }, "randn", false) })
+mha(T({ 3, 4 }), T({ 5, 4 }), T({ 5, 4 }), T({ 12, 4 }), T({ 12 }), nil, nil, false,
+  { training = false, attn_mask = V({ 0, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1 }, { 3, 5 }, "bool"),
+    average_attn_weights = false })
+mha(T({ 3, 2, 4 }), T({ 5, 2, 4 }), T({ 5, 2, 4 }), T({ 12, 4 }), T({ 12 }), nil, nil, true,
+  { training = false, static_k = T({ 4, 6, 2 }), static_v = T({ 4, 6, 2 }) })
+mha(T({ 3, 2, 4 }), T({ 3, 2, 4 }), T({ 3, 2, 4 }), T({ 12, 4 }), T({ 12 }), nil, nil, false,
+  { training = false, need_weights = false, is_causal = true,
+    attn_mask = V({ 0, 1, 1, 0, 0, 1, 0, 0, 0 }, { 3, 3 }, "bool") })
+mha(T({ 3, 2, 4 }), T({ 5, 2, 4 }), T({ 5, 2, 4 }), T({ 12, 4 }), T({ 12 }), nil, nil, false, { training = true })
+
 -- in place: a plain tensor is changed and returned; a leaf that requires grad is refused (both sides)
 for _, c in ipairs({ { "relu_" }, { "elu_", 0.5 }, { "celu_", 1.5 }, { "selu_" }, { "leaky_relu_", 0.2 },
   { "hardtanh_", -0.5, 0.5 }, { "threshold_", 0.1, -2.0 }, { "rrelu_" } }) do
@@ -315,7 +338,6 @@ M.NOT_CASED = {
   grouped_mm = "CUDA-only kernel (float8 / grouped GEMM); not in ltorch",
   scaled_grouped_mm = "CUDA-only kernel (float8 / grouped GEMM); not in ltorch",
   scaled_mm = "CUDA-only kernel (float8 / grouped GEMM); not in ltorch",
-  multi_head_attention_forward = "not in ltorch (nn.MultiheadAttention computes attention itself; spec/nn/attention_spec.lua)",
 }
 
 ---------------------------------------------------------------- the loss modules (nn.X(kw)(args...))

@@ -47,7 +47,7 @@ for c in json.loads(CASES):
     except Exception as e:
         res.append({"err": str(e)})
         continue
-    outs = list(out) if isinstance(out, tuple) else [out]
+    outs = [o for o in (list(out) if isinstance(out, tuple) else [out]) if o is not None]   # (out, None): Lua's one value
     loss = None
     for o in outs:
         if o.requires_grad:

@@ -11,7 +11,8 @@
   forward returns two values: attn_output (L, N, E) and attn_weights (N, L, S) averaged over heads,
   (N, H, L, S) with average_attn_weights = false, nil with need_weights = false.
 
-  As in PyTorch 2.x, need_weights = false computes the attention with
+  The maths is F.multi_head_attention_forward's (lua/torch/nn/functional_mha.lua), as PyTorch's
+  module calls it. As in PyTorch 2.x, need_weights = false computes the attention with
   F.scaled_dot_product_attention (masks merged into one float mask); need_weights = true keeps
   the explicit softmax(q k^T / sqrt(D) + mask) v, whose weights it returns. is_causal = true is a
   hint that attn_mask is the causal mask: it requires attn_mask, and when neither weights nor a
@@ -34,6 +35,7 @@ local Linear = require("torch.nn.linear").Linear
 local init = require "torch.nn.initializers"
 local F = require "torch.nn.functional"
 local U = require "torch.nn._layer_util"
+local mha = require "torch.nn.functional_mha"
 
 local Module, Parameter = module.Module, module.Parameter
 local A = require "torch.nn._fargs"
@@ -165,133 +167,35 @@ function MultiheadAttention:_check(query, key, value, opts)
   return qd == 3
 end
 
--- The in-projection, grouped as PyTorch groups it for self- and encoder-decoder attention:
--- (L, N, E), (S, N, kdim), (S, N, vdim) -> q (L, N, E), k (S, N, E), v (S, N, E).
-function MultiheadAttention:_in_projection(query, key, value)
-  local E, w, b = self.embed_dim, self.in_proj_weight, self.in_proj_bias
-  if self._qkv_same_embed_dim and rawequal(key, value) and rawequal(query, key) then
-    local qkv = F.linear(query, w, b):chunk(3, -1)
-    return qkv[1], qkv[2], qkv[3]
-  elseif self._qkv_same_embed_dim and rawequal(key, value) then
-    local ws = w:split({ E, 2 * E })
-    local bs = b and b:split({ E, 2 * E }) or {}
-    local kv = F.linear(key, ws[2], bs[2]):chunk(2, -1)
-    return F.linear(query, ws[1], bs[1]), kv[1], kv[2]
-  end
-  local ws = self._qkv_same_embed_dim and w:chunk(3) or { self.q_proj_weight, self.k_proj_weight, self.v_proj_weight }
-  local bs = b and b:chunk(3) or {}
-  return F.linear(query, ws[1], bs[1]), F.linear(key, ws[2], bs[2]), F.linear(value, ws[3], bs[3])
-end
-
--- attn_mask (float) (L, S) or (N*H, L, S) -> (1, L, S) or (N*H, L, S), shapes checked.
-function MultiheadAttention:_attn_mask_3d(attn_mask, tgt_len, src_len, bsz)
-  if attn_mask:dim() == 2 then
-    if attn_mask:size(0) ~= tgt_len or attn_mask:size(1) ~= src_len then
-      self:_fail("the 2-D attn_mask is %s, but should be [%d, %d] (L, S)", shape(attn_mask), tgt_len, src_len)
-    end
-    return attn_mask:unsqueeze(0)
-  end
-  if attn_mask:size(0) ~= bsz * self.num_heads or attn_mask:size(1) ~= tgt_len or attn_mask:size(2) ~= src_len then
-    self:_fail("the 3-D attn_mask is %s, but should be [%d, %d, %d] (N*num_heads, L, S)", shape(attn_mask),
-      bsz * self.num_heads, tgt_len, src_len)
-  end
-  return attn_mask
-end
-
---[[ The maths (F.multi_head_attention_forward), sequence-first: query (L, N, E), key (S, N, kdim),
-     value (S, N, vdim); masks already float (_canonical_mask) -> (L, N, E), weights (N, H, L, S)
-     or nil without need_weights. ]]
-function MultiheadAttention:_attention(query, key, value, kpm, attn_mask, is_causal, need_weights)
-  local E, H, D = self.embed_dim, self.num_heads, self.head_dim
-  local tgt_len, bsz, src_len = query:size(0), query:size(1), key:size(0)
-  local q, k, v = self:_in_projection(query, key, value)
-  if is_causal and kpm == nil and not need_weights then
-    attn_mask = nil          -- SDPA builds the causal mask from the hint
-  elseif attn_mask ~= nil then
-    attn_mask = self:_attn_mask_3d(attn_mask, tgt_len, src_len, bsz)
-    if kpm ~= nil then is_causal = false end   -- the merged mask is no longer causal
-  end
-  if self.bias_k ~= nil then   -- one learned key/value appended to every sequence
-    k = torch.cat({ k, self.bias_k:expand(-1, bsz, -1) })
-    v = torch.cat({ v, self.bias_v:expand(-1, bsz, -1) })
-    if attn_mask ~= nil then attn_mask = F.pad(attn_mask, { 0, 1 }) end
-    if kpm ~= nil then kpm = F.pad(kpm, { 0, 1 }) end
-  end
-  -- (len, N, E) -> (N*H, len, D): heads become batch entries
-  q = q:contiguous():view(tgt_len, bsz * H, D):transpose(0, 1)
-  k = k:contiguous():view(k:size(0), bsz * H, D):transpose(0, 1)
-  v = v:contiguous():view(v:size(0), bsz * H, D):transpose(0, 1)
-  if self.add_zero_attn then   -- one all-zero key/value appended
-    k = torch.cat({ k, torch.zeros(bsz * H, 1, D, { dtype = k.dtype, device = k.device }) }, 1)
-    v = torch.cat({ v, torch.zeros(bsz * H, 1, D, { dtype = v.dtype, device = v.device }) }, 1)
-    if attn_mask ~= nil then attn_mask = F.pad(attn_mask, { 0, 1 }) end
-    if kpm ~= nil then kpm = F.pad(kpm, { 0, 1 }) end
-  end
-  src_len = k:size(1)
-  if kpm ~= nil then   -- (N, S) -> (N*H, 1, S), added to attn_mask
-    if kpm:size(0) ~= bsz or kpm:size(1) ~= src_len then
-      self:_fail("expected key_padding_mask of shape [%d, %d] (N, S), got %s", bsz, src_len, shape(kpm))
-    end
-    kpm = kpm:view(bsz, 1, 1, src_len):expand(-1, H, -1, -1):reshape(bsz * H, 1, src_len)
-    attn_mask = attn_mask == nil and kpm or attn_mask + kpm
-  end
-  local dropout_p = self.training and self.dropout or 0
-  local w, b = self.out_proj.weight, self.out_proj.bias
-  if not need_weights then
-    -- (N*H, len, D) -> (N, H, len, D); the mask (1, L, S) -> (1, 1, L, S), (N*H, 1|L, S) -> (N, H, 1|L, S)
-    if attn_mask ~= nil then
-      attn_mask = attn_mask:size(0) == 1 and attn_mask:unsqueeze(0) or attn_mask:view(bsz, H, -1, src_len)
-    end
-    local out = F.scaled_dot_product_attention(q:view(bsz, H, tgt_len, D), k:view(bsz, H, src_len, D),
-      v:view(bsz, H, src_len, D), attn_mask, dropout_p, is_causal)                  -- (N, H, L, D)
-    out = out:permute(2, 0, 1, 3):contiguous():view(bsz * tgt_len, E)               -- (L*N, E)
-    return F.linear(out, w, b):view(tgt_len, bsz, E), nil
-  end
-  -- weights = softmax(q k^T / sqrt(D) + mask): (N*H, L, S)
-  local q_scaled = q * math.sqrt(1 / D)
-  local weights
-  if attn_mask ~= nil then
-    weights = torch.baddbmm(attn_mask, q_scaled, k:transpose(-2, -1))
-  else
-    weights = torch.bmm(q_scaled, k:transpose(-2, -1))
-  end
-  weights = weights:softmax(-1)
-  if dropout_p > 0 then weights = F.dropout(weights, dropout_p, true) end
-  local out = torch.bmm(weights, v)                                   -- (N*H, L, D)
-  out = out:transpose(0, 1):contiguous():view(tgt_len * bsz, E)       -- (L*N, E)
-  out = F.linear(out, w, b):view(tgt_len, bsz, E)
-  return out, weights:view(bsz, H, tgt_len, src_len)
-end
-
 --[[ forward(query, key, value, key_padding_mask, need_weights = true, attn_mask,
      average_attn_weights = true, is_causal = false) -> attn_output, attn_weights (nil when
      need_weights = false); the options positionally (PyTorch's order) or in a trailing table. ]]
 function MultiheadAttention:forward(query, key, value, ...)
   local opts = U.args(self:_name(), FORWARD_ARGS, ...)
   local batched = self:_check(query, key, value, opts)
-  local need_weights = opts.need_weights ~= false
   local who = self:_name()
   local attn_mask = opts.attn_mask
   -- both masks become float, -inf where a bool mask is true
   local kpm = F._canonical_mask(opts.key_padding_mask, "key_padding_mask", attn_mask and attn_mask.dtype, "attn_mask",
     query.dtype, who)
   attn_mask = F._canonical_mask(attn_mask, "attn_mask", nil, "", query.dtype, who)
-  if not batched then
-    -- unbatched: a batch of one (separate views, as PyTorch's unsqueeze makes; the mask gains N too)
-    query, key, value = query:unsqueeze(1), key:unsqueeze(1), value:unsqueeze(1)
-    if kpm ~= nil then kpm = kpm:unsqueeze(0) end
-  elseif self.batch_first then
+  if batched and self.batch_first then   -- the maths is sequence-first; identity is kept for packing
     local q = query:transpose(1, 0)
     local k = rawequal(key, query) and q or key:transpose(1, 0)
     value = rawequal(value, key) and k or value:transpose(1, 0)
     query, key = q, k
   end
-  local out, weights = self:_attention(query, key, value, kpm, attn_mask, opts.is_causal == true, need_weights)
+  local same = self._qkv_same_embed_dim
+  local out, weights = mha._forward(who, {
+    query = query, key = key, value = value, embed_dim_to_check = self.embed_dim, num_heads = self.num_heads,
+    in_proj_weight = self.in_proj_weight, in_proj_bias = self.in_proj_bias, bias_k = self.bias_k,
+    bias_v = self.bias_v, add_zero_attn = self.add_zero_attn, dropout_p = self.dropout,
+    out_proj_weight = self.out_proj.weight, out_proj_bias = self.out_proj.bias, training = self.training,
+    key_padding_mask = kpm, need_weights = opts.need_weights ~= false, attn_mask = attn_mask,
+    use_separate_proj_weight = not same, q_proj_weight = self.q_proj_weight, k_proj_weight = self.k_proj_weight,
+    v_proj_weight = self.v_proj_weight, average_attn_weights = opts.average_attn_weights ~= false,
+    is_causal = opts.is_causal == true })
   if batched and self.batch_first then out = out:transpose(1, 0) end
-  if not batched then out = out:squeeze(1) end
-  if not need_weights then return out, nil end
-  if opts.average_attn_weights ~= false then weights = weights:mean(1) end
-  if not batched then weights = weights:squeeze(0) end
   return out, weights
 end
 

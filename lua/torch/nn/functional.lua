@@ -13,7 +13,8 @@
       _bilinear) (lua/torch/nn/functional_vision.lua);
     - max_unpool1d/2d/3d, lp_pool1d/2d/3d (lua/torch/nn/functional_pooling.lua);
     - scaled_dot_product_attention (lua/torch/nn/functional_attention.lua, with _canonical_mask,
-      the mask form the attention modules share);
+      the mask form the attention modules share); multi_head_attention_forward
+      (lua/torch/nn/functional_mha.lua, nn.MultiheadAttention's maths);
     - every other name from the generated surface (conv2d, pad, linear, ...: ATen's arguments).
   Arguments are positional or in a trailing keyword table, as Python's keywords:
       F.dropout(x, 0.2)    F.dropout(x, {p = 0.2, training = false})    F.mse_loss(x, y, {reduction = "sum"})
@@ -55,7 +56,7 @@ function M._warn(msg) io.stderr:write("UserWarning: ", msg, "\n") end
 A.warn = function(msg) return M._warn(msg) end
 
 for _, name in ipairs({ "torch.nn.functional_loss", "torch.nn.functional_activation", "torch.nn.functional_layers",
-  "torch.nn.functional_vision", "torch.nn.functional_pooling" }) do
+  "torch.nn.functional_vision", "torch.nn.functional_pooling", "torch.nn.functional_mha" }) do
   for k, v in pairs(require(name)) do M[k] = v end
 end
 
