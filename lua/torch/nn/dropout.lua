@@ -1,6 +1,6 @@
 --[[
-  torch.nn.dropout — Dropout, Dropout1d and Dropout2d with PyTorch's behaviour
-  (https://pytorch.org/docs/1.13/nn.html#dropout-layers).
+  torch.nn.dropout — Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout and
+  FeatureAlphaDropout with PyTorch's behaviour (https://pytorch.org/docs/stable/nn.html#dropout-layers).
 
       nn.Dropout(p=0.5, inplace=false)    -- or nn.Dropout({p = 0.1})
 
@@ -10,7 +10,13 @@
   through the same ATen ops PyTorch calls, so a seed gives PyTorch's masks.
 
   Shapes: Dropout any; Dropout1d (N, C, L) or (C, L); Dropout2d (N, C, H, W) (and, as in PyTorch
-  1.13, (N, C, L) treated channel-wise). Output shape = input shape.
+  1.13, (N, C, L) treated channel-wise); Dropout3d (N, C, D, H, W) or (C, D, H, W). Output shape =
+  input shape.
+
+  AlphaDropout (element-wise) and FeatureAlphaDropout (whole channels) keep a SELU network's
+  mean and variance: dropped values are set to SELU's negative saturation value and the result
+  is scaled and shifted back (F.alpha_dropout). As in PyTorch 2.11, these two keep their
+  `inplace` setting but never work in place (their forward does not pass it on).
 
   Usage:  nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Dropout(0.2), nn.Linear(256, 10))
 ]]
@@ -18,6 +24,7 @@ local torch = require "torch"
 local Module = require("torch.nn.module").Module
 local U = require "torch.nn._layer_util"
 local A = require "torch.nn._fargs"
+local F = require "torch.nn.functional"
 
 local M = {}
 
@@ -29,6 +36,9 @@ function DropoutNd:__init(...)
   local p = a.p == nil and 0.5 or a.p
   if type(p) ~= "number" or p < 0 or p > 1 then
     U.fail(("%s: dropout probability has to be between 0 and 1, but got %s"):format(name, tostring(p)))
+  end
+  if a.inplace ~= nil and type(a.inplace) ~= "boolean" then
+    U.fail(("%s: inplace must be a boolean, got %s"):format(name, type(a.inplace)))
   end
   self.p, self.inplace = p, a.inplace == true
 end
@@ -82,9 +92,37 @@ function Dropout2d:forward(x)
   return self:_apply_op("feature_dropout", x)
 end
 
+local Dropout3d = DropoutNd:extend("Dropout3d")
+M.Dropout3d = Dropout3d
+
+-- F.dropout3d: (C, D, H, W) gets a batch dim; other ranks warn as PyTorch's.
+function Dropout3d:forward(x)
+  U.check_float_input(self:_label(), x)
+  return F.dropout3d(x, self.p, self.training, self.inplace)
+end
+
+local AlphaDropout = DropoutNd:extend("AlphaDropout")
+M.AlphaDropout = AlphaDropout
+
+function AlphaDropout:forward(x)
+  U.check_float_input(self:_label(), x)
+  return F.alpha_dropout(x, self.p, self.training)
+end
+
+local FeatureAlphaDropout = DropoutNd:extend("FeatureAlphaDropout")
+M.FeatureAlphaDropout = FeatureAlphaDropout
+
+function FeatureAlphaDropout:forward(x)
+  U.check_float_input(self:_label(), x)
+  return F.feature_alpha_dropout(x, self.p, self.training)
+end
+
 -- PyTorch 2.11's constructor signatures: positional, keyword or mixed arguments.
 A.init(M.Dropout, "p=0.5, inplace=False")
 A.init(M.Dropout1d, "p=0.5, inplace=False")
 A.init(M.Dropout2d, "p=0.5, inplace=False")
+A.init(M.Dropout3d, "p=0.5, inplace=False")
+A.init(M.AlphaDropout, "p=0.5, inplace=False")
+A.init(M.FeatureAlphaDropout, "p=0.5, inplace=False")
 
 return M

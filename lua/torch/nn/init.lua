@@ -36,6 +36,10 @@ local families = {
   "torch.nn.rnn",
   "torch.nn.transformer",
   "torch.nn.transformer_decoder",   -- TransformerDecoderLayer, TransformerDecoder, Transformer
+  "torch.nn.padding",      -- ConstantPad, ZeroPad, ReflectionPad, ReplicationPad, CircularPad (1d/2d/3d)
+  "torch.nn.shape",        -- Unflatten, Fold, Unfold
+  "torch.nn.vision",       -- PixelShuffle, PixelUnshuffle, ChannelShuffle, Upsample*
+  "torch.nn.distance",     -- CosineSimilarity, PairwiseDistance
 }
 for _, name in ipairs(families) do
   for k, v in pairs(require(name)) do
