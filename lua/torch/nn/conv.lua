@@ -1,6 +1,7 @@
 --[[
   torch.nn.conv — convolution layers with PyTorch's arguments, init, state_dict and repr:
-  Conv1d, Conv2d and ConvTranspose2d (https://pytorch.org/docs/1.13/nn.html#convolution-layers).
+  Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d and ConvTranspose3d
+  (https://pytorch.org/docs/stable/nn.html#convolution-layers).
 
       nn.Conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                 groups=1, bias=true, padding_mode="zeros", {dtype =, device =})
@@ -12,8 +13,10 @@
   Conv padding may also be "same" (stride 1 only) or "valid". padding_mode "reflect",
   "replicate" and "circular" pad with F.pad first, as PyTorch does.
 
-  Shapes: Conv1d (N, C_in, L) or (C_in, L) -> (N, C_out, L_out); Conv2d and ConvTranspose2d
-  (N, C_in, H, W) or (C_in, H, W) -> (N, C_out, H_out, W_out).
+  Shapes: Conv1d and ConvTranspose1d (N, C_in, L) or (C_in, L) -> (N, C_out, L_out); Conv2d and
+  ConvTranspose2d (N, C_in, H, W) or (C_in, H, W) -> (N, C_out, H_out, W_out); Conv3d and
+  ConvTranspose3d (N, C_in, D, H, W) or (C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out).
+  ConvTranspose*d's forward(x, output_size) picks output_padding so the output has that size.
   Conv weight (C_out, C_in/groups, *kernel); ConvTranspose weight (C_in, C_out/groups, *kernel);
   bias (C_out). Init as PyTorch: kaiming_uniform_(a = sqrt(5)) on the weight, then the bias
   U(-1/sqrt(fan_in), 1/sqrt(fan_in)) — the same draws in the same order, so a seed gives
@@ -38,7 +41,7 @@ local CONV_ARGS = { "stride", "padding", "dilation", "groups", "bias", "padding_
 local TRANSPOSE_ARGS = { "stride", "padding", "output_padding", "groups", "bias", "dilation", "padding_mode",
   "dtype", "device" }
 local PADDING_MODES = { zeros = true, reflect = true, replicate = true, circular = true }
-local SPATIAL = { [1] = "L", [2] = "H, W" }
+local SPATIAL = { [1] = "L", [2] = "H, W", [3] = "D, H, W" }
 
 ---------------------------------------------------------------- the shared base (_ConvNd)
 local ConvNd = Module:extend("_ConvNd")  -- not exported: nn has no _ConvNd
@@ -176,7 +179,7 @@ function ConvNd:_conv_forward(op, x)
   return U.guard(self:_label(), op, x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 end
 
----------------------------------------------------------------- Conv1d, Conv2d
+---------------------------------------------------------------- Conv1d, Conv2d, Conv3d
 local function conv_class(name, nd, op_name)
   local cls = ConvNd:extend(name)
   function cls:__init(in_channels, out_channels, kernel_size, ...)
@@ -189,24 +192,22 @@ local function conv_class(name, nd, op_name)
 end
 conv_class("Conv1d", 1, "conv1d")
 conv_class("Conv2d", 2, "conv2d")
+conv_class("Conv3d", 3, "conv3d")
 
----------------------------------------------------------------- ConvTranspose2d
-local ConvTranspose2d = ConvNd:extend("ConvTranspose2d")
-M.ConvTranspose2d = ConvTranspose2d
+---------------------------------------------------------------- ConvTranspose1d, 2d, 3d
+local ConvTransposeNd = ConvNd:extend("_ConvTransposeNd")  -- not exported: nn has no _ConvTransposeNd
 
-function ConvTranspose2d:__init(in_channels, out_channels, kernel_size, ...)
-  local a = U.args("ConvTranspose2d", TRANSPOSE_ARGS, ...)
-  self:_setup(2, true, in_channels, out_channels, kernel_size, a)
-end
-
---[[ output_padding for a requested output_size ({H, W} or {N, C, H, W}), as PyTorch's
-     _output_padding: each size must lie in [min, min + stride - 1], min being
+--[[ output_padding for a requested output_size (the spatial sizes, or with N and C in front), as
+     PyTorch's _output_padding: each size must lie in [min, min + stride - 1], min being
      (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + 1. ]]
-function ConvTranspose2d:_output_padding(x, output_size)
+function ConvTransposeNd:_output_padding(x, output_size)
   if output_size == nil then return self.output_padding end
-  local nd, lead = 2, x:dim() == 4 and 2 or 1
+  local nd = #self.kernel_size
+  local lead = x:dim() == nd + 2 and 2 or 1
   local size = {}
-  if #output_size == lead + nd then
+  if type(output_size) ~= "table" then
+    U.fail(("%s: output_size must be a table of integers, got %s"):format(self:_label(), type(output_size)))
+  elseif #output_size == lead + nd then
     for i = 1, nd do size[i] = output_size[lead + i] end
   elseif #output_size == nd then
     size = output_size
@@ -221,7 +222,7 @@ function ConvTranspose2d:_output_padding(x, output_size)
     maxs[d] = mins[d] + self.stride[d] - 1
   end
   for d = 1, nd do
-    if size[d] < mins[d] or size[d] > maxs[d] then
+    if not U.is_int(size[d]) or size[d] < mins[d] or size[d] > maxs[d] then
       U.fail(("%s: requested an output size of %s, but valid sizes range from %s to %s (for an input of %s)")
         :format(self:_label(), U.pyrepr(size), U.pyrepr(mins), U.pyrepr(maxs), U.shape(x)))
     end
@@ -230,21 +231,35 @@ function ConvTranspose2d:_output_padding(x, output_size)
   return res
 end
 
--- forward(x, output_size=nil | {output_size = {H, W}})
-function ConvTranspose2d:forward(x, output_size)
-  if type(output_size) == "table" and output_size.output_size ~= nil then output_size = output_size.output_size end
-  self:_check_input(x)
-  local output_padding = self:_output_padding(x, output_size)
-  return U.guard(self:_label(), F.conv_transpose2d, x, self.weight, self.bias, self.stride, self.padding,
-    output_padding, self.groups, self.dilation)
+local function transpose_class(name, nd, op_name)
+  local cls = ConvTransposeNd:extend(name)
+  function cls:__init(in_channels, out_channels, kernel_size, ...)
+    local a = U.args(name, TRANSPOSE_ARGS, ...)
+    self:_setup(nd, true, in_channels, out_channels, kernel_size, a)
+  end
+  -- forward(x, output_size=nil | {output_size = {...}})
+  function cls:forward(x, output_size)
+    if type(output_size) == "table" and output_size.output_size ~= nil then output_size = output_size.output_size end
+    self:_check_input(x)
+    local output_padding = self:_output_padding(x, output_size)
+    return U.guard(self:_label(), F[op_name], x, self.weight, self.bias, self.stride, self.padding,
+      output_padding, self.groups, self.dilation)
+  end
+  M[name] = cls
+  return cls
 end
+transpose_class("ConvTranspose1d", 1, "conv_transpose1d")
+transpose_class("ConvTranspose2d", 2, "conv_transpose2d")
+transpose_class("ConvTranspose3d", 3, "conv_transpose3d")
 
 -- PyTorch 2.11's constructor signatures: positional, keyword or mixed arguments.
-A.init(M.Conv1d, "in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, "
-  .. "bias=True, padding_mode='zeros', device=None, dtype=None")
-A.init(M.Conv2d, "in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, "
-  .. "bias=True, padding_mode='zeros', device=None, dtype=None")
-A.init(M.ConvTranspose2d, "in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, "
-  .. "bias=True, dilation=1, padding_mode='zeros', device=None, dtype=None")
+for _, name in ipairs({ "Conv1d", "Conv2d", "Conv3d" }) do
+  A.init(M[name], "in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, "
+    .. "bias=True, padding_mode='zeros', device=None, dtype=None")
+end
+for _, name in ipairs({ "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d" }) do
+  A.init(M[name], "in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, "
+    .. "bias=True, dilation=1, padding_mode='zeros', device=None, dtype=None")
+end
 
 return M

@@ -142,7 +142,7 @@ end)
 
 def_fast("leaky_relu", "input, negative_slope=0.01, inplace=False", 1, 2, Tensor.leaky_relu, function(_, sig, a)
   local x, slope = A.tensor(sig, a, "input"), A.number(sig, a, "negative_slope")
-  if A.boolean(sig, a, "inplace") then return Tensor.leaky_relu_(x, slope) end
+  if A.boolean(sig, a, "inplace") then return require("torch")._nn.leaky_relu_(x, slope) end   -- ATen's nn namespace
   return Tensor.leaky_relu(x, slope)
 end)
 

@@ -8,6 +8,16 @@
           picks between the sizes a pool maps to the same output
       lp_pool{1,2,3}d(input, norm_type, kernel_size, stride=None, ceil_mode=False)
           (sum over each window of x^p)^(1/p), as avg_pool(x^p) * window size
+      fractional_max_pool{2,3}d(input, kernel_size, output_size=None, output_ratio=None,
+                                return_indices=False, _random_samples=None)
+      fractional_max_pool{2,3}d_with_indices(...)         -- the same, always output and indices
+          max over pseudo-random windows reaching output_size (or floor(in * output_ratio));
+          _random_samples (N, C, 2 or 3) in [0, 1) fix the windows, else torch.rand draws them
+      embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
+                    mode='mean', sparse=False, per_sample_weights=None, include_last_offset=False,
+                    padding_idx=None)
+          sum, mean or max of each bag of embeddings: input 2-D (B, n) is B bags of n indices;
+          input 1-D with offsets (B) marks where each bag starts
 
   Sizes are an int or a table of d ints; stride defaults to kernel_size. Arguments are positional
   or in a trailing keyword table.
@@ -16,6 +26,7 @@ local torch = require "torch"
 local A = require "torch.nn._fargs"
 
 local fail = A.fail
+local fmt_size = A.shape
 
 local M = {}
 
@@ -86,5 +97,93 @@ local function lp_pool(d)
   end)
 end
 for d = 1, 3 do lp_pool(d) end
+
+---------------------------------------------------------------- fractional_max_pool
+-- output_size, or floor(input size * output_ratio) per spatial dim (PyTorch's int(size * ratio)).
+local function fractional_size(base, x, d, output_size, output_ratio)
+  if output_size == nil and output_ratio == nil then
+    fail("%s requires specifying either an output_size or an output_ratio", base)
+  end
+  if output_size ~= nil then return ntuple(output_size, d) end
+  local ratio = ntuple(output_ratio, d)
+  if type(ratio) ~= "table" or #ratio ~= d then
+    fail("%s requires output_ratio to either be a single number or a table of %d numbers", base, d)
+  end
+  local size, sizes = {}, x:size()
+  for i = 1, d do size[i] = math.floor(sizes[#sizes - d + i] * ratio[i]) end
+  return size
+end
+
+local function fractional(d)
+  local base = "fractional_max_pool" .. d .. "d"
+  local text = "input, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None"
+  local function run(sig, a)
+    local x = A.tensor(sig, a, "input")
+    local size = fractional_size(base, x, d, a.output_size, a.output_ratio)
+    local samples = A.tensor(sig, a, "_random_samples", true)
+    if samples == nil then
+      local sizes = x:size()
+      local n_batch = #sizes == d + 1 and 1 or sizes[1]
+      samples = torch.rand({ n_batch, sizes[#sizes - d], d }, { dtype = x.dtype, device = x.device })
+    end
+    return A.call(torch._nn[base], x, ntuple(a.kernel_size, d), size, samples)
+  end
+  def(base .. "_with_indices", text, function(_, sig, a) return run(sig, a) end)
+  def(base, text, function(_, sig, a)
+    local out, idx = run(sig, a)
+    if a.return_indices then return out, idx end
+    return out
+  end)
+end
+for d = 2, 3 do fractional(d) end
+
+---------------------------------------------------------------- embedding_bag
+local MODES = { sum = 0, mean = 1, max = 2 }
+
+def("embedding_bag", "input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, "
+  .. "mode='mean', sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None",
+  function(who, sig, a)
+  local input, weight = A.tensor(sig, a, "input"), A.tensor(sig, a, "weight")
+  local offsets, psw = A.tensor(sig, a, "offsets", true), A.tensor(sig, a, "per_sample_weights", true)
+  local last = a.include_last_offset
+  if weight.dtype == torch.int64 and input:is_floating_point() then
+    A.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, input, ...)` "
+      .. "is deprecated, and should now be `embedding_bag(input, weight, ...)`.")
+    input, weight = weight, input
+  end
+  if psw ~= nil and not A.same(input:size(), psw:size()) then
+    fail("%s: If per_sample_weights (%s) is not None, then it must have the same shape as the input (%s)", who,
+      fmt_size(psw), fmt_size(input))
+  end
+  if weight:dim() ~= 2 then fail("%s: weight has to be a 2D Tensor, but got Tensor of dimension %d", who, weight:dim()) end
+  if input:dim() == 2 then
+    if offsets ~= nil then
+      fail("%s: if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed length "
+        .. "sequences. However, found offsets of type Tensor", who)
+    end
+    offsets = torch.arange(0, input:numel(), input:size(1), { dtype = input.dtype, device = input.device })
+    last, input = false, input:reshape(-1)
+    if psw ~= nil then psw = psw:reshape(-1) end
+  elseif input:dim() == 1 then
+    if offsets == nil then fail("%s: offsets has to be a 1D Tensor but got None", who) end
+    if offsets:dim() ~= 1 then fail("%s: offsets has to be a 1D Tensor", who) end
+  else
+    fail("%s: input has to be 1D or 2D Tensor, but got Tensor of dimension %d", who, input:dim())
+  end
+  local mode = MODES[a.mode]
+  if mode == nil then fail("%s: mode has to be one of sum, mean or max, got %s", who, tostring(a.mode)) end
+  if mode == 2 and a.scale_grad_by_freq then fail("%s: max mode does not support scaling the gradient by the frequency", who) end
+  if mode == 2 and a.sparse then fail("%s: max mode does not support sparse weights", who) end
+  if a.max_norm ~= nil then
+    local ids, max_norm, norm_type = input:contiguous(), A.number(sig, a, "max_norm"), A.number(sig, a, "norm_type")
+    A.call(torch.no_grad, function() torch.embedding_renorm_(weight, ids, max_norm, norm_type) end)
+  end
+  if psw ~= nil and mode ~= 0 then
+    fail("%s: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' (got mode='%s')",
+      who, a.mode)
+  end
+  return (A.call(torch.embedding_bag, weight, input, offsets, A.boolean(sig, a, "scale_grad_by_freq"), mode,
+    A.boolean(sig, a, "sparse"), psw, A.boolean(sig, a, "include_last_offset") and last, a.padding_idx))
+end)
 
 return M

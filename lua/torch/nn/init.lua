@@ -28,9 +28,12 @@ local families = {
   "torch.nn.loss",
   "torch.nn.conv",
   "torch.nn.normalization",
+  "torch.nn.normalization_extra",   -- RMSNorm, LocalResponseNorm, CrossMapLRN2d
   "torch.nn.dropout",
   "torch.nn.sparse",
   "torch.nn.pooling",
+  "torch.nn.pooling_adaptive",   -- AdaptiveAvgPool1d-3d, AdaptiveMaxPool1d-3d
+  "torch.nn.pooling_unpool",     -- MaxUnpool1d-3d, FractionalMaxPool2d/3d
   "torch.nn.bilinear",
   "torch.nn.attention",
   "torch.nn.rnn",

@@ -1,8 +1,11 @@
 --[[
-  torch.nn.normalization — BatchNorm1d, BatchNorm2d, LayerNorm and GroupNorm with PyTorch's
-  arguments, buffers, state_dict keys and repr (https://pytorch.org/docs/1.13/nn.html#normalization-layers).
+  torch.nn.normalization — BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, LayerNorm and GroupNorm with
+  PyTorch's arguments, buffers, state_dict keys and repr
+  (https://pytorch.org/docs/stable/nn.html#normalization-layers). RMSNorm, LocalResponseNorm and
+  CrossMapLRN2d: torch.nn.normalization_extra.
 
       nn.BatchNorm2d(num_features, eps=1e-5, momentum=0.1, affine=true, track_running_stats=true)
+      nn.InstanceNorm2d(num_features, eps=1e-5, momentum=0.1, affine=false, track_running_stats=false)
       nn.LayerNorm(normalized_shape, eps=1e-5, elementwise_affine=true, bias=true)
       nn.GroupNorm(num_groups, num_channels, eps=1e-5, affine=true)
 
@@ -10,9 +13,10 @@
   takes dtype and device). `momentum = false` is PyTorch's momentum=None: the running stats
   become a cumulative average (factor 1 / num_batches_tracked).
 
-  Shapes: BatchNorm1d (N, C) or (N, C, L); BatchNorm2d (N, C, H, W); LayerNorm (*, *normalized_shape);
-  GroupNorm (N, C, *). Output shape = input shape.
-  State (BatchNorm): weight, bias (C) parameters if affine; buffers running_mean (C, zeros),
+  Shapes: BatchNorm1d (N, C) or (N, C, L); BatchNorm2d (N, C, H, W); BatchNorm3d (N, C, D, H, W);
+  InstanceNorm1d/2d/3d (N, C, *spatial) or unbatched (C, *spatial), 1/2/3 spatial dims;
+  LayerNorm (*, *normalized_shape); GroupNorm (N, C, *). Output shape = input shape.
+  State (BatchNorm, InstanceNorm): weight, bias (C) parameters if affine; buffers running_mean (C, zeros),
   running_var (C, ones), num_batches_tracked (int64 scalar) if track_running_stats — the keys
   of PyTorch's state_dict, in its order. Training normalises with the batch statistics and
   updates the running ones (unbiased variance); eval uses the running ones.
@@ -66,21 +70,27 @@ local function values_per_channel(x, channel_dim)
   return n
 end
 
----------------------------------------------------------------- BatchNorm
-local BatchNorm = Module:extend("_BatchNorm")  -- not exported: nn has no _BatchNorm
+---------------------------------------------------------------- _NormBase: BatchNorm, InstanceNorm
+local NormBase = Module:extend("_NormBase")  -- not exported: nn has no _NormBase
+NormBase._default_affine = true   -- affine and track_running_stats (InstanceNorm: false)
 
-local BN_ARGS = { "eps", "momentum", "affine", "track_running_stats", "dtype", "device" }
+local NORM_ARGS = { "eps", "momentum", "affine", "track_running_stats", "dtype", "device" }
 
-function BatchNorm:__init(num_features, ...)
+local function flag(v, default)
+  if v == nil then return default end
+  return v ~= false
+end
+
+function NormBase:__init(num_features, ...)
   local name = self._class.__name
-  local a = U.args(name, BN_ARGS, ...)
+  local a = U.args(name, NORM_ARGS, ...)
   check_positive_int(name, "num_features", num_features)
   self.num_features = num_features
   self.eps = a.eps == nil and 1e-5 or a.eps
   -- false = Python's None (cumulative moving average)
   if a.momentum == nil then self.momentum = 0.1 else self.momentum = a.momentum end
-  self.affine = a.affine ~= false
-  self.track_running_stats = a.track_running_stats ~= false
+  self.affine = flag(a.affine, self._default_affine)
+  self.track_running_stats = flag(a.track_running_stats, self._default_affine)
   local f = factory(a)
   register_affine(self, self.affine, num_features, f)
   if self.track_running_stats then
@@ -95,7 +105,7 @@ function BatchNorm:__init(num_features, ...)
   self:reset_parameters()
 end
 
-function BatchNorm:reset_running_stats()
+function NormBase:reset_running_stats()
   if self.track_running_stats then
     torch.no_grad(function()
       self.running_mean:zero_()
@@ -105,12 +115,21 @@ function BatchNorm:reset_running_stats()
   end
 end
 
-function BatchNorm:reset_parameters()
+function NormBase:reset_parameters()
   self:reset_running_stats()
   reset_affine(self)
 end
 
-function BatchNorm:_label() return ("%s(%d)"):format(self._class.__name, self.num_features) end
+function NormBase:_label() return ("%s(%d)"):format(self._class.__name, self.num_features) end
+
+function NormBase:extra_repr()
+  return ("%d, eps=%s, momentum=%s, affine=%s, track_running_stats=%s"):format(self.num_features,
+    U.pyrepr(self.eps, true), U.pyrepr(self.momentum, true), U.pyrepr(self.affine),
+    U.pyrepr(self.track_running_stats))
+end
+
+---------------------------------------------------------------- BatchNorm
+local BatchNorm = NormBase:extend("_BatchNorm")  -- not exported: nn has no _BatchNorm
 
 function BatchNorm:_check_input(x)
   U.check_float_input(self:_label(), x)
@@ -152,12 +171,6 @@ function BatchNorm:forward(x)
     bn_training, factor, self.eps, true)  -- true: cudnn allowed, as torch.backends.cudnn.enabled
 end
 
-function BatchNorm:extra_repr()
-  return ("%d, eps=%s, momentum=%s, affine=%s, track_running_stats=%s"):format(self.num_features,
-    U.pyrepr(self.eps, true), U.pyrepr(self.momentum, true), U.pyrepr(self.affine),
-    U.pyrepr(self.track_running_stats))
-end
-
 local BatchNorm1d = BatchNorm:extend("BatchNorm1d")
 BatchNorm1d._dims, BatchNorm1d._shapes = { 2, 3 }, "(N, C) or (N, C, L)"
 M.BatchNorm1d = BatchNorm1d
@@ -165,6 +178,47 @@ M.BatchNorm1d = BatchNorm1d
 local BatchNorm2d = BatchNorm:extend("BatchNorm2d")
 BatchNorm2d._dims, BatchNorm2d._shapes = { 4 }, "(N, C, H, W)"
 M.BatchNorm2d = BatchNorm2d
+
+local BatchNorm3d = BatchNorm:extend("BatchNorm3d")
+BatchNorm3d._dims, BatchNorm3d._shapes = { 5 }, "(N, C, D, H, W)"
+M.BatchNorm3d = BatchNorm3d
+
+---------------------------------------------------------------- InstanceNorm
+local InstanceNorm = NormBase:extend("_InstanceNorm")  -- not exported: nn has no _InstanceNorm
+InstanceNorm._default_affine = false
+
+--[[ Input (N, C, *spatial) or unbatched (C, *spatial): statistics per sample and channel over the
+     spatial dims; running stats (track_running_stats) are updated in training, used in eval. ]]
+function InstanceNorm:forward(x)
+  U.check_float_input(self:_label(), x)
+  local nb = self._no_batch_dim
+  if x:dim() ~= nb and x:dim() ~= nb + 1 then
+    U.fail(("%s: expected %dD or %dD input (got %dD input)"):format(self:_label(), nb, nb + 1, x:dim()))
+  end
+  local feature_dim = x:dim() - nb
+  if x:size(feature_dim) ~= self.num_features then
+    if self.affine then
+      U.fail(("%s: expected input's size at dim=%d to match num_features (%d), but got: %d."):format(self:_label(),
+        feature_dim, self.num_features, x:size(feature_dim)))
+    end
+    if not self._warned_num_features then   -- once per module, as Python's warnings show it once per place
+      self._warned_num_features = true
+      A.warn(("input's size at dim=%d does not match num_features. You can silence this warning by not passing in "
+        .. "num_features, which is not used because affine=False"):format(feature_dim))
+    end
+  end
+  local batched = x:dim() == nb + 1
+  local out = U.guard(self:_label(), F.instance_norm, batched and x or x:unsqueeze(0), self.running_mean,
+    self.running_var, self.weight, self.bias, self.training or not self.track_running_stats, self.momentum or 0.0,
+    self.eps)
+  return batched and out or out:squeeze(0)
+end
+
+for d = 1, 3 do
+  local cls = InstanceNorm:extend("InstanceNorm" .. d .. "d")
+  cls._no_batch_dim = d + 1
+  M["InstanceNorm" .. d .. "d"] = cls
+end
 
 ---------------------------------------------------------------- LayerNorm
 local LayerNorm = Module:extend("LayerNorm")
@@ -255,10 +309,14 @@ function GroupNorm:extra_repr()
 end
 
 -- PyTorch 2.11's constructor signatures: positional, keyword or mixed arguments.
-A.init(M.BatchNorm1d, "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, "
-  .. "device=None, dtype=None")
-A.init(M.BatchNorm2d, "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, "
-  .. "device=None, dtype=None")
+for _, name in ipairs({ "BatchNorm1d", "BatchNorm2d", "BatchNorm3d" }) do
+  A.init(M[name], "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, "
+    .. "device=None, dtype=None")
+end
+for _, name in ipairs({ "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d" }) do
+  A.init(M[name], "num_features, eps=1e-05, momentum=0.1, affine=False, track_running_stats=False, "
+    .. "device=None, dtype=None")
+end
 A.init(M.LayerNorm, "normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, device=None, "
   .. "dtype=None")
 A.init(M.GroupNorm, "num_groups, num_channels, eps=1e-05, affine=True, device=None, dtype=None")

@@ -1,19 +1,23 @@
 --[[
-  torch.nn.pooling — MaxPool2d, AvgPool2d and AdaptiveAvgPool2d with PyTorch's arguments and
-  repr (https://pytorch.org/docs/1.13/nn.html#pooling-layers). No parameters, no state.
+  torch.nn.pooling — the sliding-window pools with PyTorch's arguments and repr: MaxPool1d/2d/3d,
+  AvgPool1d/2d/3d and LPPool1d/2d/3d (https://pytorch.org/docs/stable/nn.html#pooling-layers).
+  No parameters, no state. (Adaptive pools: torch.nn.pooling_adaptive; MaxUnpool and
+  FractionalMaxPool: torch.nn.pooling_unpool.)
 
       nn.MaxPool2d(kernel_size, stride=kernel_size, padding=0, dilation=1, return_indices=false,
                    ceil_mode=false)
       nn.AvgPool2d(kernel_size, stride=kernel_size, padding=0, ceil_mode=false,
-                   count_include_pad=true, divisor_override=nil)
-      nn.AdaptiveAvgPool2d(output_size)      -- int or {H_out, W_out}; false keeps that input dim
+                   count_include_pad=true, divisor_override=nil)   -- AvgPool1d has no divisor_override
+      nn.LPPool2d(norm_type, kernel_size, stride=kernel_size, ceil_mode=false)
 
-  Arguments after the first are positional or in a trailing keyword table; sizes are an int or
-  {h, w}, kept as given so the repr reads like PyTorch's (`kernel_size=2` vs `kernel_size=(2, 2)`).
+  Arguments after the first are positional or in a trailing keyword table; sizes are an int or a
+  table of d ints, kept as given so the repr reads like PyTorch's (`kernel_size=2` vs
+  `kernel_size=(2, 2)`; AvgPool1d stores one-element tuples, as PyTorch's _single does).
 
-  Shapes: (N, C, H, W) or (C, H, W) -> (N, C, H_out, W_out); for max/avg pooling
-  H_out = floor((H + 2*padding - dilation*(kernel-1) - 1) / stride) + 1 (ceil with ceil_mode).
-  MaxPool2d with return_indices = true returns two values: output and int64 argmax indices.
+  Shapes: (N, C, *spatial) or (C, *spatial), d spatial dims (L; H, W; D, H, W) -> the same rank;
+  for max/avg pooling out = floor((in + 2*padding - dilation*(kernel-1) - 1) / stride) + 1 (ceil
+  with ceil_mode). MaxPool with return_indices = true returns two values: output and int64
+  argmax indices (what MaxUnpool takes). LPPool: (sum over the window of x^p)^(1/p).
 
   Usage:  nn.Sequential(nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2), nn.AdaptiveAvgPool2d(1))
 ]]
@@ -26,127 +30,143 @@ local A = require "torch.nn._fargs"
 
 local M = {}
 
--- Checks a size setting (int or {a, b}, non-negative; `allow_false` for adaptive sizes' None).
-local function size_arg(name, what, v, allow_false)
+local SPATIAL = { [1] = "L", [2] = "H, W", [3] = "D, H, W" }
+
+-- Checks a size setting: a non-negative int or a table of d of them. Returns v unchanged.
+local function size_arg(name, what, v, d)
   local ok = U.is_int(v) and v >= 0
-  if type(v) == "table" and #v == 2 then
+  if type(v) == "table" and #v == d then
     ok = true
-    for i = 1, 2 do
-      local e = v[i]
-      if not ((U.is_int(e) and e >= 0) or (allow_false and e == false)) then ok = false end
+    for i = 1, d do
+      if not (U.is_int(v[i]) and v[i] >= 0) then ok = false end
     end
   end
   if not ok then
-    U.fail(("%s: %s must be an integer or a table of 2 integers, got %s"):format(name, what, U.pyrepr(v)))
+    U.fail(("%s: %s must be an integer or a table of %d integers, got %s"):format(name, what, d, U.pyrepr(v)))
   end
   return v
 end
 
--- (N, C, H, W) or (C, H, W)
-local function check_input(label, x)
+-- (N, C, *spatial) or (C, *spatial), d spatial dims.
+local function check_input(label, x, d)
   if not torch.is_tensor(x) then U.fail(("%s: expected a Tensor input, got %s"):format(label, type(x))) end
-  if x:dim() ~= 3 and x:dim() ~= 4 then
-    U.fail(("%s: expected input of shape (N, C, H, W) or (C, H, W), got %s"):format(label, U.shape(x)))
+  if x:dim() ~= d + 1 and x:dim() ~= d + 2 then
+    U.fail(("%s: expected input of shape (N, C, %s) or (C, %s), got %s"):format(label, SPATIAL[d], SPATIAL[d],
+      U.shape(x)))
   end
 end
 
----------------------------------------------------------------- MaxPool2d
-local MaxPool2d = Module:extend("MaxPool2d")
-M.MaxPool2d = MaxPool2d
+-- An int as PyTorch's _single: {v}.
+local function single(v) return U.is_int(v) and { v } or v end
 
-function MaxPool2d:__init(kernel_size, ...)
-  local a = U.args("MaxPool2d", { "stride", "padding", "dilation", "return_indices", "ceil_mode" }, ...)
-  self.kernel_size = size_arg("MaxPool2d", "kernel_size", kernel_size)
-  self.stride = a.stride ~= nil and size_arg("MaxPool2d", "stride", a.stride) or kernel_size
-  self.padding = size_arg("MaxPool2d", "padding", a.padding == nil and 0 or a.padding)
-  self.dilation = size_arg("MaxPool2d", "dilation", a.dilation == nil and 1 or a.dilation)
-  self.return_indices = a.return_indices == true
-  self.ceil_mode = a.ceil_mode == true
-end
+local function label(self) return ("%s(kernel_size=%s)"):format(self._class.__name, U.pyrepr(self.kernel_size)) end
 
-function MaxPool2d:_label() return ("MaxPool2d(kernel_size=%s)"):format(U.pyrepr(self.kernel_size)) end
+---------------------------------------------------------------- MaxPool1d, 2d, 3d
+local MAX_ARGS = { "stride", "padding", "dilation", "return_indices", "ceil_mode" }
 
-function MaxPool2d:forward(x)
-  check_input(self:_label(), x)
-  if self.return_indices then
-    local ok, out, idx = pcall(F.max_pool2d_with_indices, x, self.kernel_size, self.stride, self.padding,
+local function max_pool(d)
+  local name = "MaxPool" .. d .. "d"
+  local cls = Module:extend(name)
+  function cls:__init(kernel_size, ...)
+    local a = U.args(name, MAX_ARGS, ...)
+    self.kernel_size = size_arg(name, "kernel_size", kernel_size, d)
+    self.stride = a.stride ~= nil and size_arg(name, "stride", a.stride, d) or kernel_size
+    self.padding = size_arg(name, "padding", a.padding == nil and 0 or a.padding, d)
+    self.dilation = size_arg(name, "dilation", a.dilation == nil and 1 or a.dilation, d)
+    self.return_indices = a.return_indices == true
+    self.ceil_mode = a.ceil_mode == true
+  end
+  cls._label = label
+  function cls:forward(x)
+    check_input(self:_label(), x, d)
+    if self.return_indices then
+      local ok, out, idx = pcall(F["max_pool" .. d .. "d_with_indices"], x, self.kernel_size, self.stride,
+        self.padding, self.dilation, self.ceil_mode)
+      if not ok then U.rethrow(self:_label(), out) end
+      return out, idx
+    end
+    return U.guard(self:_label(), F["max_pool" .. d .. "d"], x, self.kernel_size, self.stride, self.padding,
       self.dilation, self.ceil_mode)
-    if not ok then U.rethrow(self:_label(), out) end
-    return out, idx
   end
-  return U.guard(self:_label(), F.max_pool2d, x, self.kernel_size, self.stride, self.padding, self.dilation,
-    self.ceil_mode)
-end
-
-function MaxPool2d:extra_repr()
-  return ("kernel_size=%s, stride=%s, padding=%s, dilation=%s, ceil_mode=%s"):format(U.pyrepr(self.kernel_size),
-    U.pyrepr(self.stride), U.pyrepr(self.padding), U.pyrepr(self.dilation), U.pyrepr(self.ceil_mode))
-end
-
----------------------------------------------------------------- AvgPool2d
-local AvgPool2d = Module:extend("AvgPool2d")
-M.AvgPool2d = AvgPool2d
-
-function AvgPool2d:__init(kernel_size, ...)
-  local a = U.args("AvgPool2d", { "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override" }, ...)
-  self.kernel_size = size_arg("AvgPool2d", "kernel_size", kernel_size)
-  self.stride = a.stride ~= nil and size_arg("AvgPool2d", "stride", a.stride) or kernel_size
-  self.padding = size_arg("AvgPool2d", "padding", a.padding == nil and 0 or a.padding)
-  self.ceil_mode = a.ceil_mode == true
-  self.count_include_pad = a.count_include_pad ~= false
-  local d = a.divisor_override
-  if d ~= nil and (not U.is_int(d) or d <= 0) then
-    U.fail(("AvgPool2d: divisor_override must be a positive integer, got %s"):format(tostring(d)))
+  function cls:extra_repr()
+    return ("kernel_size=%s, stride=%s, padding=%s, dilation=%s, ceil_mode=%s"):format(U.pyrepr(self.kernel_size),
+      U.pyrepr(self.stride), U.pyrepr(self.padding), U.pyrepr(self.dilation), U.pyrepr(self.ceil_mode))
   end
-  self.divisor_override = d
+  M[name] = cls
+  A.init(cls, "kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False")
 end
+for d = 1, 3 do max_pool(d) end
 
-function AvgPool2d:_label() return ("AvgPool2d(kernel_size=%s)"):format(U.pyrepr(self.kernel_size)) end
-
-function AvgPool2d:forward(x)
-  check_input(self:_label(), x)
-  return U.guard(self:_label(), F.avg_pool2d, x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-    self.count_include_pad, self.divisor_override)
-end
-
-function AvgPool2d:extra_repr()
-  return ("kernel_size=%s, stride=%s, padding=%s"):format(U.pyrepr(self.kernel_size), U.pyrepr(self.stride),
-    U.pyrepr(self.padding))
-end
-
----------------------------------------------------------------- AdaptiveAvgPool2d
-local AdaptiveAvgPool2d = Module:extend("AdaptiveAvgPool2d")
-M.AdaptiveAvgPool2d = AdaptiveAvgPool2d
-
-function AdaptiveAvgPool2d:__init(output_size)
-  if type(output_size) == "table" and output_size.output_size ~= nil then output_size = output_size.output_size end
-  self.output_size = size_arg("AdaptiveAvgPool2d", "output_size", output_size, true)
-end
-
-function AdaptiveAvgPool2d:_label() return "AdaptiveAvgPool2d(" .. self:extra_repr() .. ")" end
-
-function AdaptiveAvgPool2d:forward(x)
-  check_input(self:_label(), x)
-  local size = self.output_size
-  if type(size) == "table" then
-    -- false (Python's None) keeps the input's size in that dim
-    size = { size[1] or x:size(-2), size[2] or x:size(-1) }
+---------------------------------------------------------------- AvgPool1d, 2d, 3d
+local function avg_pool(d)
+  local name = "AvgPool" .. d .. "d"
+  local names = { "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override" }
+  if d == 1 then names[5] = nil end
+  local cls = Module:extend(name)
+  function cls:__init(kernel_size, ...)
+    local a = U.args(name, names, ...)
+    self.kernel_size = size_arg(name, "kernel_size", kernel_size, d)
+    self.stride = a.stride ~= nil and size_arg(name, "stride", a.stride, d) or kernel_size
+    self.padding = size_arg(name, "padding", a.padding == nil and 0 or a.padding, d)
+    if d == 1 then   -- AvgPool1d stores _single(...) tuples
+      self.kernel_size, self.stride, self.padding = single(self.kernel_size), single(self.stride), single(self.padding)
+    end
+    self.ceil_mode = a.ceil_mode == true
+    self.count_include_pad = a.count_include_pad ~= false
+    local div = a.divisor_override
+    if div ~= nil and (not U.is_int(div) or div <= 0) then
+      U.fail(("%s: divisor_override must be a positive integer, got %s"):format(name, tostring(div)))
+    end
+    self.divisor_override = div
   end
-  return U.guard(self:_label(), F.adaptive_avg_pool2d, x, size)
-end
-
-function AdaptiveAvgPool2d:extra_repr()
-  local v = self.output_size
-  if type(v) == "table" then
-    v = ("(%s, %s)"):format(v[1] == false and "None" or v[1], v[2] == false and "None" or v[2])
+  cls._label = label
+  function cls:forward(x)
+    check_input(self:_label(), x, d)
+    if d == 1 then
+      return U.guard(self:_label(), F.avg_pool1d, x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+        self.count_include_pad)
+    end
+    return U.guard(self:_label(), F["avg_pool" .. d .. "d"], x, self.kernel_size, self.stride, self.padding,
+      self.ceil_mode, self.count_include_pad, self.divisor_override)
   end
-  return "output_size=" .. v
+  function cls:extra_repr()
+    return ("kernel_size=%s, stride=%s, padding=%s"):format(U.pyrepr(self.kernel_size), U.pyrepr(self.stride),
+      U.pyrepr(self.padding))
+  end
+  M[name] = cls
+  local d_text = d == 1 and "" or ", divisor_override=None"
+  A.init(cls, "kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True" .. d_text)
 end
+for d = 1, 3 do avg_pool(d) end
 
--- PyTorch 2.11's constructor signatures: positional, keyword or mixed arguments.
-A.init(M.MaxPool2d, "kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False")
-A.init(M.AvgPool2d, "kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, "
-  .. "divisor_override=None")
-A.init(M.AdaptiveAvgPool2d, "output_size", "all")
+---------------------------------------------------------------- LPPool1d, 2d, 3d
+local function lp_pool(d)
+  local name = "LPPool" .. d .. "d"
+  local cls = Module:extend(name)
+  function cls:__init(norm_type, kernel_size, ...)
+    local a = U.args(name, { "stride", "ceil_mode" }, ...)
+    if type(norm_type) ~= "number" or norm_type == 0 then
+      U.fail(("%s: norm_type must be a non-zero number, got %s"):format(name, U.pyrepr(norm_type)))
+    end
+    self.norm_type = norm_type
+    self.kernel_size = size_arg(name, "kernel_size", kernel_size, d)
+    self.stride = a.stride ~= nil and size_arg(name, "stride", a.stride, d) or nil
+    self.ceil_mode = a.ceil_mode == true
+  end
+  cls._label = label
+  function cls:forward(x)
+    check_input(self:_label(), x, d)
+    U.check_float_input(self:_label(), x)
+    return U.guard(self:_label(), F["lp_pool" .. d .. "d"], x, self.norm_type, self.kernel_size, self.stride,
+      self.ceil_mode)
+  end
+  function cls:extra_repr()
+    return ("norm_type=%s, kernel_size=%s, stride=%s, ceil_mode=%s"):format(U.pyrepr(self.norm_type),
+      U.pyrepr(self.kernel_size), U.pyrepr(self.stride), U.pyrepr(self.ceil_mode))
+  end
+  M[name] = cls
+  A.init(cls, "norm_type, kernel_size, stride=None, ceil_mode=False")
+end
+for d = 1, 3 do lp_pool(d) end
 
 return M
