@@ -109,11 +109,13 @@ end
 
 ---------------------------------------------------------------- norm, nonzero
 local NORM = P.signature("norm", "input, p='fro', dim=None, keepdim=False, out=None, dtype=None")
+local NORM_METHOD = P.signature("norm", "self, p='fro', dim=None, keepdim=False, dtype=None")   -- Tensor.norm: no out
 
-local function python_norm(fast)
+local function python_norm(fast, sig)
   local generated_norm, matrix_norm
   return function(...)
-    local a = P.bind(NORM, ...)
+    local a = P.bind(sig, ...)
+    a.input = a.input or a.self
     local kw = (a.out ~= nil or a.dtype ~= nil) and { out = a.out, dtype = a.dtype } or nil
     if type(a.p) == "string" and a.p ~= "fro" then
       -- 'nuc' (and any other string: PyTorch's error) goes to linalg.matrix_norm, over all dims
@@ -159,8 +161,8 @@ function M.install(torch, Tensor)
   for _, name in ipairs({ "atleast_1d", "atleast_2d", "atleast_3d" }) do torch[name] = tensors_varargs(name, true) end
   torch.einsum = einsum
   torch.tensordot = tensordot
-  torch.norm = python_norm(torch.norm)
-  Tensor.norm = python_norm(Tensor.norm)
+  torch.norm = python_norm(torch.norm, NORM)
+  Tensor.norm = python_norm(Tensor.norm, NORM_METHOD)
   torch.nonzero = python_nonzero(torch.nonzero)
   Tensor.nonzero = python_nonzero(Tensor.nonzero)
   function Tensor.stft(...)

@@ -143,9 +143,19 @@ function M.lua_text(sig)
   return table.concat(parts, ", ")
 end
 
+-- A method's binder names its receiver first ("self"); PyTorch's manifest lists a method's
+-- parameters without it. The binder's signature seen without that first parameter.
+local function without_self(sig)
+  local names, index = {}, {}
+  for i = 2, #sig.names do names[i - 1] = sig.names[i]; index[sig.names[i]] = i - 1 end
+  return { name = sig.name, names = names, index = index, defaults = sig.defaults, npos = sig.npos - 1,
+    nreq = math.max(sig.nreq - 1, 0) }
+end
+
 --[[ nil when sig takes e's parameters, else a text saying what differs. ]]
 function M.compare(e, sig)
   if e.params == nil then return nil end   -- PyTorch gives no signature (an ATen builtin)
+  if e.namespace == "Tensor" and sig.names[1] == "self" then sig = without_self(sig) end
   local want, npos = {}, 0
   for _, p in ipairs(e.params) do
     if p.kind ~= "var" and p.kind ~= "varkw" then
