@@ -1,6 +1,7 @@
 --[[
-  torch.nn.containers — Sequential, ModuleList and ModuleDict, with PyTorch's child names (so
-  state_dict keys read "0.weight", "layers.3.bias", "heads.cls.weight").
+  torch.nn.containers — Sequential, ModuleList, ModuleDict, ParameterList and ParameterDict, with
+  PyTorch's child names (so state_dict keys read "0.weight", "layers.3.bias", "heads.cls.weight",
+  "scales.0", "gains.alpha").
 
       local net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
       local blocks = nn.ModuleList({ nn.Linear(4, 4), nn.Linear(4, 4) })
@@ -12,10 +13,23 @@
   __len on tables): use net:len(). An error inside Sequential's forward says where:
   "in module 2 (Linear) of Sequential".
 
+  ParameterList / ParameterDict hold parameters (a plain Tensor is wrapped in nn.Parameter, as
+  PyTorch does; other values are kept as attributes):
+      local ps = nn.ParameterList({ torch.randn(3), nn.Parameter(torch.zeros(2)) })
+      ps:append(torch.ones(4)); ps:extend({ ... }); ps[0]; ps[-1] = t; ps:len(); ipairs(ps:list())
+      local pd = nn.ParameterDict({ alpha = torch.ones(1) })   -- keys sorted; {{name, t}, ...} keeps order
+      pd.beta = torch.zeros(2)        -- as pd["beta"] = ...: registered as a Parameter
+      pd:keys(), pd:values(), pd:items() ({{k, v}, ...}), pd:get(k, default), pd:pop(k), pd:popitem(),
+      pd:update(other), pd:setdefault(k, default), pd:clear(), pd:copy(), pd:len(), pd:contains(k)
+      pd:fromkeys({"a", "b"}, default)   -- a new ParameterDict
+
   Usage: see above; net:len(), net:append(m), net[i], ipairs(list:list()).
 ]]
+local torch = require "torch"
 local Module = require("torch.nn.module").Module
 local is_module = require("torch.nn.module").is_module
+local Parameter, is_parameter = require("torch.nn.module").Parameter, require("torch.nn.module").is_parameter
+local P = require "torch._pysig"
 
 local M = {}
 
@@ -190,5 +204,214 @@ function ModuleDict:keys()
   return out
 end
 function ModuleDict:forward() error("ModuleDict is a container; call its modules, not the dict", 2) end
+
+---------------------------------------------------------------- ParameterList, ParameterDict
+-- A plain Tensor becomes an nn.Parameter (requires_grad = true), as PyTorch's containers do.
+local function as_param(v)
+  if torch.is_tensor(v) and not is_parameter(v) then return Parameter(v) end
+  return v
+end
+
+-- "Parameter containing: [torch.float32 of size 3x4]" (typename: ParameterDict's torch.FloatTensor form).
+local function describe_item(k, v, typename)
+  if not torch.is_tensor(v) then
+    local kind = type(v) == "number" and (v == math.floor(v) and "int" or "float")
+      or ({ string = "str", boolean = "bool" })[type(v)] or type(v)
+    return ("  (%s): Object of type: %s"):format(k, is_module(v) and v._class.__name or kind)
+  end
+  local dev = v.device.type == "cuda" and (" (" .. tostring(v.device) .. ")") or ""
+  return ("  (%s): %s containing: [%s of size %s%s]"):format(k, is_parameter(v) and "Parameter" or "Tensor",
+    typename and v:type() or tostring(v.dtype), table.concat(v:size(), "x"), dev)
+end
+
+-- PyTorch's repr of a parameter container: one line per item, indented under the class name.
+local function container_repr(self, keys, typename)
+  if #keys == 0 then return self._class.__name .. "()" end
+  if #keys == 1 then return self._class.__name .. "(" .. describe_item(keys[1], self[keys[1]], typename) .. ")" end
+  local lines = { self._class.__name .. "(" }
+  for _, k in ipairs(keys) do lines[#lines + 1] = "  " .. describe_item(k, self[k], typename) end
+  lines[#lines + 1] = ")"
+  return table.concat(lines, "\n")
+end
+
+local ParameterList = Module:extend("ParameterList")
+M.ParameterList = ParameterList
+
+function ParameterList:__init(values)
+  rawset(self, "_size", 0)
+  if values ~= nil then self:extend(values) end
+end
+
+function ParameterList:len() return rawget(self, "_size") end
+
+-- The attribute name of a 0-based index (negative counts from the end), or raises.
+local function list_key(self, i)
+  local n = rawget(self, "_size")
+  if type(i) ~= "number" or i ~= math.floor(i) then P.fail("ParameterList indices are integers, got %s", tostring(i)) end
+  local j = i < 0 and i + n or i
+  if j < 0 or j >= n then P.fail("index %d is out of range", i) end
+  return tostring(j)
+end
+
+function ParameterList:__getitem(i) return self[list_key(self, i)] end
+function ParameterList:__setitem(i, v) self[list_key(self, i)] = as_param(v) end
+ParameterList.get = ParameterList.__getitem
+
+function ParameterList:append(v)
+  local n = rawget(self, "_size")
+  rawset(self, "_size", n + 1)
+  self[tostring(n)] = as_param(v)
+  return self
+end
+
+function ParameterList:extend(values)
+  if type(values) ~= "table" or torch.is_tensor(values) or is_module(values) then
+    P.fail("ParameterList.extend should be called with an iterable, but got %s",
+      torch.is_tensor(values) and "Tensor" or type(values))
+  end
+  for _, v in ipairs(values) do self:append(v) end
+  return self
+end
+
+-- The items as a Lua array (1-based), for ipairs.
+function ParameterList:list()
+  local out = {}
+  for i = 1, rawget(self, "_size") do out[i] = self[tostring(i - 1)] end
+  return out
+end
+
+function ParameterList:forward() P.fail("ParameterList should not be called.") end
+
+function ParameterList:__repr()
+  local keys = {}
+  for i = 1, rawget(self, "_size") do keys[i] = tostring(i - 1) end
+  return container_repr(self, keys, false)
+end
+
+local ParameterDict = Module:extend("ParameterDict")
+M.ParameterDict = ParameterDict
+
+-- d["name"] = v and d.name = v are PyTorch's d["name"] = v (the two are one operation in Lua).
+local base_newindex = ParameterDict.__instance_mt.__newindex
+local function dict_set(self, k, v)
+  local keys = rawget(self, "_keys")
+  if v == nil then
+    for i, key in ipairs(keys) do
+      if key == k then table.remove(keys, i) break end
+    end
+  else
+    local found = false
+    for _, key in ipairs(keys) do found = found or key == k end
+    if not found then keys[#keys + 1] = k end
+    v = as_param(v)
+  end
+  base_newindex(self, k, v)
+  if v == nil then rawset(self, k, nil) end
+end
+ParameterDict.__instance_mt.__newindex = function(self, k, v)
+  if type(k) == "string" and rawget(self, "_keys") ~= nil and k:sub(1, 1) ~= "_" and k ~= "training" then
+    return dict_set(self, k, v)
+  end
+  return base_newindex(self, k, v)
+end
+
+--[[ ParameterDict(parameters): PyTorch's signature, bound by hand: a table of key = value is the
+     dict itself, not keywords; only {parameters = x} alone is the keyword form. ]]
+ParameterDict.__signature = P.signature("ParameterDict", "parameters=None")
+function ParameterDict:__init(...)
+  local n, parameters = select("#", ...), ...
+  if n > 1 then P.fail("ParameterDict: takes from 0 to 1 positional arguments but %d were given", n) end
+  if P.is_keywords(parameters) and next(parameters) == "parameters" and next(parameters, "parameters") == nil then
+    parameters = parameters.parameters
+  end
+  rawset(self, "_keys", {})
+  if parameters ~= nil then self:update(parameters) end
+end
+
+--[[ update(parameters): another ParameterDict (its order), an array of {key, value} pairs (that
+     order), or a table of key = value (sorted keys, as PyTorch sorts a plain dict's). ]]
+function ParameterDict:update(parameters)
+  if type(parameters) ~= "table" or torch.is_tensor(parameters) then
+    P.fail("ParametersDict.update should be called with an iterable of key/value pairs, but got %s",
+      torch.is_tensor(parameters) and "Tensor" or type(parameters))
+  end
+  if getmetatable(parameters) == ParameterDict.__instance_mt then
+    for _, kv in ipairs(parameters:items()) do self[kv[1]] = kv[2] end
+  elseif parameters[1] ~= nil then
+    for j, kv in ipairs(parameters) do
+      if type(kv) ~= "table" or torch.is_tensor(kv) or table.maxn(kv) ~= 2 then
+        P.fail("ParameterDict update sequence element #%d should be a {key, value} pair", j - 1)
+      end
+      self[kv[1]] = kv[2]
+    end
+  else
+    local keys = {}
+    for k in pairs(parameters) do
+      if type(k) ~= "string" then P.fail("ParameterDict keys are strings, got %s", type(k)) end
+      keys[#keys + 1] = k
+    end
+    table.sort(keys)
+    for _, k in ipairs(keys) do self[k] = parameters[k] end
+  end
+end
+
+function ParameterDict:len() return #rawget(self, "_keys") end
+function ParameterDict:contains(key) return self:get(key) ~= nil end
+function ParameterDict:keys() return { unpack(rawget(self, "_keys")) } end
+function ParameterDict:values()
+  local out = {}
+  for i, k in ipairs(rawget(self, "_keys")) do out[i] = self[k] end
+  return out
+end
+function ParameterDict:items()
+  local out = {}
+  for i, k in ipairs(rawget(self, "_keys")) do out[i] = { k, self[k] } end
+  return out
+end
+
+function ParameterDict:get(key, default)
+  for _, k in ipairs(rawget(self, "_keys")) do
+    if k == key then return self[k] end
+  end
+  return default
+end
+
+function ParameterDict:pop(key)
+  local v = self:get(key)
+  if v == nil then P.fail("ParameterDict has no key '%s'", tostring(key)) end
+  dict_set(self, key, nil)
+  return v
+end
+
+-- Removes and returns the last inserted key and its value.
+function ParameterDict:popitem()
+  local keys = rawget(self, "_keys")
+  if #keys == 0 then P.fail("popitem(): ParameterDict is empty") end
+  local k = keys[#keys]
+  return k, self:pop(k)
+end
+
+function ParameterDict:setdefault(key, default)
+  if self:get(key) == nil then self[key] = default end
+  return self[key]
+end
+
+function ParameterDict:clear()
+  for _, k in ipairs(self:keys()) do dict_set(self, k, nil) end
+end
+
+function ParameterDict:copy() return ParameterDict(self:items()) end
+
+-- A new ParameterDict with each of keys set to default (a method, as PyTorch's).
+function ParameterDict:fromkeys(keys, default)
+  local d = ParameterDict()
+  for _, k in ipairs(keys) do d[k] = default end
+  return d
+end
+
+function ParameterDict:forward() P.fail("ParameterDict should not be called.") end
+function ParameterDict:__repr() return container_repr(self, rawget(self, "_keys"), true) end
+
+P.init(ParameterList, "values=None", "all")
 
 return M

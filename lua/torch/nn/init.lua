@@ -37,6 +37,9 @@ local families = {
   "torch.nn.bilinear",
   "torch.nn.attention",
   "torch.nn.rnn",
+  "torch.nn.rnn_cell",   -- RNNCellBase, RNNCell, LSTMCell, GRUCell
+  "torch.nn.lazy",   -- LazyLinear, LazyConv*, LazyConvTranspose*, LazyBatchNorm*, LazyInstanceNorm*
+  "torch.nn.adaptive",   -- AdaptiveLogSoftmaxWithLoss
   "torch.nn.transformer",
   "torch.nn.transformer_decoder",   -- TransformerDecoderLayer, TransformerDecoder, Transformer
   "torch.nn.padding",      -- ConstantPad, ZeroPad, ReflectionPad, ReplicationPad, CircularPad (1d/2d/3d)

@@ -24,12 +24,14 @@
     out, h_n, c_n = lstm(x, {h_n, c_n})                 -- carry the state (PyTorch's (h0, c0))
     local gru = nn.GRU(10, 20); local out, h_n = gru(x, h0)
     out, h_n = gru(x, nil, {lengths = {5, 3, 2}})       -- padded batch of variable lengths
+    local packed_out, h_n2 = gru(torch.nn.utils.rnn.pack_sequence({a, b}, false))   -- PackedSequence in and out
 
   `lengths` (a Lua array or int64 tensor, one per batch entry, in any order) runs the layer with
   PyTorch's packed-sequence semantics (pack_padded_sequence(enforce_sorted = false) -> layer ->
   pad_packed_sequence(total_length = T)): steps past a sequence's length are not run, output is
   zero there, and h_n / c_n hold each sequence's state at its last valid step (the reverse
-  direction starts at that step).
+  direction starts at that step). A PackedSequence input (torch.nn.utils.rnn) gives a
+  PackedSequence output, as in PyTorch; h0 / h_n are then in the original batch order.
 ]]
 local torch = require "torch"
 local module = require "torch.nn.module"
@@ -39,6 +41,7 @@ local pack = require("torch._args").pack
 
 local Module, Parameter = module.Module, module.Parameter
 local A = require "torch.nn._fargs"
+local R = require "torch.nn.utils_rnn"
 
 local M = {}
 
@@ -196,10 +199,75 @@ function RNNBase:_run(input, hx, lengths)
   return out:index_select(bdim, unsorted), finals
 end
 
+-- hx (nil, h0, or {h0, c0} for LSTM) -> the list of state tensors; level as _fail's.
+function RNNBase:_states(hx, level)
+  if hx == nil then return {} end
+  if self.mode ~= "LSTM" then
+    if not torch.is_tensor(hx) then self:_fail(level + 1, "expected h0 as a Tensor, got %s", type(hx)) end
+    return { hx }
+  end
+  if type(hx) ~= "table" or torch.is_tensor(hx) or not torch.is_tensor(hx[1]) or not torch.is_tensor(hx[2]) then
+    local got = (type(hx) == "table" and not torch.is_tensor(hx)) and ("a table of %d values"):format(table.maxn(hx))
+      or (torch.is_tensor(hx) and "a Tensor" or type(hx))
+    self:_fail(level + 1, "expected hx as a table {h0, c0} of two Tensors, got %s", got)
+  end
+  return { hx[1], hx[2] }
+end
+
+-- Checks each state against {layers, batch, size}; level as _fail's.
+function RNNBase:_check_states(states, batch, level)
+  local layers = self.num_layers * (self.bidirectional and 2 or 1)
+  local hout = self.proj_size > 0 and self.proj_size or self.hidden_size
+  local expected = { { layers, batch, hout }, { layers, batch, self.hidden_size } }
+  for i, s in ipairs(states) do
+    local e = expected[i]
+    if s:dim() ~= 3 or s:size(0) ~= e[1] or s:size(1) ~= e[2] or s:size(2) ~= e[3] then
+      self:_fail(level + 1, "expected %s of shape %s (num_layers*num_directions, batch, %s), got %s",
+        i == 1 and "h0" or "c0", dims(unpack(e)), (i == 1 and self.proj_size > 0) and "proj_size" or "hidden_size",
+        shape(s))
+    end
+  end
+  return expected
+end
+
+--[[ A PackedSequence input (torch.nn.utils.rnn): ATen's packed overload (data, batch_sizes) runs
+     each sequence for its own length. hx and h_n are in the caller's batch order: hx is permuted
+     by sorted_indices before the op, the final states by unsorted_indices after, as PyTorch's
+     permute_hidden. Returns a PackedSequence (same batch_sizes and indices), h_n [, c_n]. ]]
+function RNNBase:_forward_packed(packed, hx)
+  local data, batch_sizes = packed.data, packed.batch_sizes
+  local sorted, unsorted = packed.sorted_indices, packed.unsorted_indices
+  if data:dim() ~= 2 then self:_fail(1, "expected a PackedSequence of 2-D data, got %s", shape(data)) end
+  if data:size(-1) ~= self.input_size then
+    self:_fail(1, "expected input with last dim %d (input_size), got %s", self.input_size, shape(data))
+  end
+  local states = self:_states(hx, 1)
+  for i, s in ipairs(states) do
+    if s:dim() ~= 3 then self:_fail(1, "for a PackedSequence input, %s should be 3-D, got %s", i == 1 and "h0" or "c0",
+      shape(s)) end
+  end
+  local expected = self:_check_states(states, batch_sizes:select(0, 0):item(), 1)
+  if sorted ~= nil then
+    for i, s in ipairs(states) do states[i] = s:index_select(1, sorted) end
+  end
+  if hx == nil then
+    local f = { dtype = data.dtype, device = data.device }
+    states[1] = torch.zeros(expected[1], f)
+    if self.mode == "LSTM" then states[2] = torch.zeros(expected[2], f) end
+  end
+  local op = ({ LSTM = torch.lstm, GRU = torch.gru, RNN_TANH = torch.rnn_tanh, RNN_RELU = torch.rnn_relu })[self.mode]
+  local results = self:_call(op, data, batch_sizes, self.mode == "LSTM" and states or states[1], self:_flat_weights(),
+    self.bias, self.num_layers, self.dropout, self.training, self.bidirectional)
+  local finals = {}
+  for i = 2, #results do finals[i - 1] = unsorted and results[i]:index_select(1, unsorted) or results[i] end
+  return R.PackedSequence(results[1], batch_sizes, sorted, unsorted), finals[1], finals[2]
+end
+
 --[[ forward(input, hx, {lengths =}) -> output, h_n [, c_n]. hx: nil (zeros), h0 for GRU/RNN,
      {h0, c0} for LSTM. The options table may also come second: forward(x, {lengths = ...}). ]]
 function RNNBase:forward(input, hx, opts)
   if type(hx) == "table" and not torch.is_tensor(hx) and hx[1] == nil and opts == nil then hx, opts = nil, hx end
+  if R.is_packed_sequence(input) then return self:_forward_packed(input, hx) end
   opts = opts or {}
   local lstm = self.mode == "LSTM"
   if not torch.is_tensor(input) then self:_fail(1, "expected a Tensor input, got %s", type(input)) end
@@ -211,20 +279,8 @@ function RNNBase:forward(input, hx, opts)
     self:_fail(1, "expected input with last dim %d (input_size), got %s", self.input_size, shape(input))
   end
   local bdim = self.batch_first and 0 or 1
-  local states = {}
+  local states = self:_states(hx, 1)
   if hx ~= nil then
-    if lstm then
-      if type(hx) ~= "table" or torch.is_tensor(hx) or not torch.is_tensor(hx[1]) or not torch.is_tensor(hx[2]) then
-        local got = (type(hx) == "table" and not torch.is_tensor(hx)) and ("a table of %d values"):format(table.maxn(hx))
-          or (torch.is_tensor(hx) and "a Tensor" or type(hx))
-        self:_fail(1, "expected hx as a table {h0, c0} of two Tensors, got %s", got)
-      end
-      states = { hx[1], hx[2] }
-    elseif not torch.is_tensor(hx) then
-      self:_fail(1, "expected h0 as a Tensor, got %s", type(hx))
-    else
-      states = { hx }
-    end
     for i, s in ipairs(states) do
       if s:dim() ~= input:dim() then
         self:_fail(1, "for a %d-D input %s, %s should be %d-D, got %s", input:dim(), shape(input), i == 1 and "h0" or "c0",
@@ -238,20 +294,11 @@ function RNNBase:forward(input, hx, opts)
     for i, s in ipairs(states) do states[i] = s:unsqueeze(1) end
   end
   local batch = input:size(bdim)
-  local layers = self.num_layers * (self.bidirectional and 2 or 1)
-  local hout = self.proj_size > 0 and self.proj_size or self.hidden_size
-  local expected = { { layers, batch, hout }, { layers, batch, self.hidden_size } }
+  local expected = self:_check_states(states, batch, 1)
   if hx == nil then
     local f = { dtype = input.dtype, device = input.device }
     states[1] = torch.zeros(expected[1], f)
     if lstm then states[2] = torch.zeros(expected[2], f) end
-  end
-  for i, s in ipairs(states) do
-    local e = expected[i]
-    if s:size(0) ~= e[1] or s:size(1) ~= e[2] or s:size(2) ~= e[3] then
-      self:_fail(1, "expected %s of shape %s (num_layers*num_directions, batch, %s), got %s", i == 1 and "h0" or "c0",
-        dims(unpack(e)), (i == 1 and self.proj_size > 0) and "proj_size" or "hidden_size", shape(s))
-    end
   end
   local lengths = opts.lengths and self:_lengths(opts.lengths, batch, input:size(1 - bdim))
   local out, finals = self:_run(input, states, lengths)
