@@ -14,7 +14,9 @@ local torch = require "torch"
 local ffi = require "ffi"
 local _C = require "torch._C"
 local Parameter = require("torch.nn._parameter").Parameter
-local raw_named_children = require("torch.nn._module_traversal").raw_named_children
+local traversal = require "torch.nn._module_traversal"
+
+local raw_named_children, raw_named_modules = traversal.raw_named_children, traversal.raw_named_modules
 
 local istype, Ref = ffi.istype, _C.Ref
 
@@ -143,6 +145,22 @@ local function assign_tensor(self, key, src)
   else m._buffers.values[leaf] = src end
 end
 
+-- The modules' load_state_dict pre-hooks run on a copy of sd (the caller's table stays as it was).
+local function run_pre_hooks(self, sd, strict)
+  local copied = sd
+  for _, nm in ipairs(raw_named_modules(self, "", {}, {})) do
+    local hooks = rawget(nm[2], "_load_state_dict_pre_hooks")
+    if hooks and #hooks > 0 then
+      if copied == sd then
+        copied = {}
+        for k, v in pairs(sd) do copied[k] = v end
+      end
+      for _, h in ipairs(hooks) do h.fn(copied, nm[1] == "" and "" or (nm[1] .. "."), strict) end
+    end
+  end
+  return copied
+end
+
 --[[ load_state_dict(sd, strict=true, assign=false), also (sd, {strict =, assign =}) ->
      missing, unexpected. Copies values in place under no_grad (assign: takes the tensors).
      strict: any missing or unexpected key is an error listing them; a shape mismatch is always
@@ -153,6 +171,7 @@ end
 function Methods:load_state_dict(sd, opts, assign_arg)
   if type(sd) ~= "table" then error("load_state_dict: expected a table of tensors, got " .. type(sd), 2) end
   local strict, assign = load_options(opts, assign_arg)
+  sd = run_pre_hooks(self, sd, strict)
   local keys, expected = self:state_dict_keys(), {}
   for _, k in ipairs(keys) do expected[k] = true end
   local result = incompatible_keys(sd, keys, expected)

@@ -48,7 +48,12 @@ M.named_list = traversal.named_list   -- for other modules with PyTorch's named_
 ---------------------------------------------------------------- ordered maps
 local function omap() return { names = {}, values = {} } end
 local function oset(map, name, value)
-  if map.values[name] == nil then map.names[#map.names + 1] = name end
+  if map.values[name] == nil then
+    -- a name registered with a nil value (register_buffer(name, nil)) keeps its place
+    local known = false
+    for _, n in ipairs(map.names) do known = known or n == name end
+    if not known then map.names[#map.names + 1] = name end
+  end
   map.values[name] = value
 end
 local function odel(map, name)
@@ -277,6 +282,14 @@ end
 function Module:register_forward_hook(fn) return add_hook(self._forward_hooks, fn) end
 -- fn(module, args) -> nil or replacement args (a table, or one value)
 function Module:register_forward_pre_hook(fn) return add_hook(self._forward_pre_hooks, fn) end
+--[[ fn(state_dict, prefix, strict): runs before load_state_dict reads this module's keys
+     (prefix .. name) and may rename or rewrite entries of the state dict it is given (a copy
+     of the caller's); PyTorch's private hook, used by nn.utils.parametrizations.weight_norm. ]]
+function Module:_register_load_state_dict_pre_hook(fn)
+  local list = rawget(self, "_load_state_dict_pre_hooks")
+  if list == nil then list = {}; rawset(self, "_load_state_dict_pre_hooks", list) end
+  return add_hook(list, fn)
+end
 -- fn(module, grad_input, grad_output) -> nil or replacement grad_input (torch.nn._backward_hook)
 function Module:register_full_backward_hook(fn) return require("torch.nn._backward_hook").register(self, fn) end
 

@@ -6,6 +6,9 @@
         norm_type-norm of all gradients together (inf: the largest |g|); returns total_norm as a
         0-d tensor (before clipping), as PyTorch does. Parameters without .grad are skipped.
     nn.utils.clip_grad_value_(params, clip_value)   clamps every gradient to [-clip_value, clip_value]
+    nn.utils.get_total_norm(tensors, norm_type=2, error_if_nonfinite=false) and
+    nn.utils.clip_grads_with_norm_(params, max_norm, total_norm): clip_grad_norm_'s two halves
+    (PyTorch 2.11); nn.utils.clip_grad_norm is PyTorch's deprecated name (warns once).
     nn.utils.grad_flow(model, {vanishing = 1e-7, exploding = 1e3})
         -> a report: an array of {name, shape, grad_norm, param_norm, ratio, status} per parameter,
         status "ok" | "no grad" | "zero" | "vanishing" | "exploding" | "nonfinite" | "frozen"
@@ -13,6 +16,13 @@
         the entries that need a look (all but "ok" and "frozen"). tostring(report), or
         nn.utils.format_grad_flow(report), prints a table with the flagged rows marked "<--".
         Call it after backward(), before the optimizer step / zero_grad.
+
+  Gathered here from their own files (see each for details): parameters_to_vector,
+  vector_to_parameters, skip_init (torch.nn.utils_params); fuse_conv_bn_eval/_weights,
+  fuse_linear_bn_eval/_weights, convert_conv2d/3d_weight_memory_format (torch.nn.utils_fusion);
+  weight_norm, remove_weight_norm, spectral_norm, remove_spectral_norm, the hook forms
+  (torch.nn.utils_norm_hooks); nn.utils.parametrize (torch.nn.parametrize) and
+  nn.utils.parametrizations (torch.nn.parametrizations); nn.utils.rnn (torch.nn.utils_rnn).
 
   Arguments bind as PyTorch's (positional, keyword or mixed: clip_grad_norm_{parameters = ps, max_norm = 1}).
   `params` is a Lua array of tensors (model:parameters()) or one tensor. The norms of many
@@ -29,6 +39,7 @@ local torch = require "torch"
 local P = require "torch._pysig"
 
 local M = {}
+M.rnn = require "torch.nn.utils_rnn"   -- torch.nn.utils.rnn: PackedSequence, pack_padded_sequence, ...
 
 local function shape(t) return "[" .. table.concat(t:size(), ", ") .. "]" end
 
@@ -58,41 +69,65 @@ local function norms_of(list, ord, device)
   return norms
 end
 
-local function clip_grad_norm_(params, max_norm, opts)
-  if type(max_norm) ~= "number" then
-    error(("bad argument #2 to 'clip_grad_norm_' (number expected, got %s)"):format(type(max_norm)), 2)
-  end
-  opts = opts or {}
-  local norm_type = opts.norm_type or 2
-  if type(norm_type) == "string" and norm_type == "inf" then norm_type = math.huge end
+-- norm_type as a number (Python's float(norm_type): "inf" is math.huge).
+local function norm_order(fname, norm_type)
+  if norm_type == "inf" then return math.huge end
+  if norm_type == "-inf" then return -math.huge end
   if type(norm_type) ~= "number" then
-    error(("clip_grad_norm_: norm_type must be a number (math.huge for inf), got %s"):format(type(norm_type)), 2)
+    P.fail("%s: norm_type must be a number (math.huge for inf), got %s", fname, type(norm_type))
   end
-  local grads = grads_of("clip_grad_norm_", params)
-  if #grads == 0 then return torch.tensor(0.0, { dtype = torch.float32 }) end
-  return torch.no_grad(function()
-    local device = grads[1].device
-    local norms = norms_of(grads, norm_type, device)
-    local total
-    if norm_type == math.huge then
-      total = #norms == 1 and norms[1] or torch.stack(norms):max()
-    else
-      total = torch.linalg.vector_norm(torch.stack(norms), norm_type)
-    end
-    if opts.error_if_nonfinite and not total:isfinite():item() then
-      error(("clip_grad_norm_: the total norm of order %s for gradients from `parameters` is non-finite, so it "
-        .. "cannot be clipped. To disable this error and scale the gradients by the non-finite norm anyway, "
-        .. "set error_if_nonfinite = false"):format(tostring(norm_type)), 3)
-    end
-    -- PyTorch 1.13's arithmetic, step for step: the same float32 rounding gives the same grads.
-    local coef = (max_norm / (total + 1e-6)):clamp_max(1.0)
-    if device.type == "cpu" then
+  return norm_type
+end
+
+-- Python's str(float(x)) for the message: 2 -> "2.0", math.huge -> "inf".
+local function pyfloat(x)
+  if x == math.huge then return "inf" elseif x == -math.huge then return "-inf" end
+  return x % 1 == 0 and ("%.1f"):format(x) or tostring(x)
+end
+
+-- The norm of the norms of `tensors` (a detached list), on the first one's device, or an error.
+local function total_norm_of(fname, tensors, norm_type, error_if_nonfinite)
+  if #tensors == 0 then return torch.tensor(0.0) end
+  local total = torch.no_grad(function()
+    return torch.linalg.vector_norm(torch.stack(norms_of(tensors, norm_type, tensors[1].device)), norm_type)
+  end)
+  if error_if_nonfinite and not total:isfinite():item() then
+    P.fail("%s: the total norm of order %s for gradients from `parameters` is non-finite, so it "
+      .. "cannot be clipped. To disable this error and scale the gradients by the non-finite norm anyway, "
+      .. "set error_if_nonfinite = false", fname, fname == "clip_grad_norm_" and tostring(norm_type) or pyfloat(norm_type))
+  end
+  return total
+end
+
+-- grads *= min(1, max_norm / (total_norm + 1e-6)), in place.
+local function scale_grads(grads, max_norm, total_norm)
+  if #grads == 0 then return end
+  torch.no_grad(function()
+    -- PyTorch's arithmetic, step for step: the same float32 rounding gives the same grads.
+    local coef = (max_norm / (total_norm + 1e-6)):clamp_max(1.0)
+    if grads[1].device.type == "cpu" and coef.device.type == "cpu" then
       torch._foreach_mul_(grads, coef:item())
     else
       for _, g in ipairs(grads) do g:mul_(coef:to(g.device)) end
     end
-    return total
   end)
+end
+
+local function check_max_norm(fname, max_norm)
+  if type(max_norm) ~= "number" then
+    P.fail("bad argument #2 to '%s' (number expected, got %s)", fname, type(max_norm))
+  end
+end
+
+local function clip_grad_norm_(params, max_norm, opts)
+  check_max_norm("clip_grad_norm_", max_norm)
+  opts = opts or {}
+  local norm_type = norm_order("clip_grad_norm_", opts.norm_type or 2)
+  local grads = grads_of("clip_grad_norm_", params)
+  if #grads == 0 then return torch.tensor(0.0, { dtype = torch.float32 }) end
+  local total = total_norm_of("clip_grad_norm_", grads, norm_type, opts.error_if_nonfinite)
+  scale_grads(grads, max_norm, total)
+  return total
 end
 
 local function clip_grad_value_(params, clip_value)
@@ -110,6 +145,50 @@ local CLIP_NORM = P.signature("clip_grad_norm_", "parameters, max_norm, norm_typ
 local CLIP_VALUE = P.signature("clip_grad_value_", "parameters, clip_value, foreach=None")
 function M.clip_grad_norm_(...) return clip_grad_norm_(P.lua_form(CLIP_NORM, P.bind_given(CLIP_NORM, ...), 2)) end
 function M.clip_grad_value_(...) return clip_grad_value_(P.lua_form(CLIP_VALUE, P.bind_given(CLIP_VALUE, ...), 2)) end
+
+function M._warn(msg) io.stderr:write("FutureWarning: ", msg, "\n") end
+local clip_norm_warned = false
+local CLIP_NORM_OLD = P.signature("clip_grad_norm", "parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None")
+function M.clip_grad_norm(...)
+  local a = P.bind_given(CLIP_NORM_OLD, ...)
+  if not clip_norm_warned then
+    clip_norm_warned = true
+    M._warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.")
+  end
+  return clip_grad_norm_(P.lua_form(CLIP_NORM_OLD, a, 2))
+end
+
+-- get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None): the norm of
+-- the tensors' norms, as if they were one vector (a 0-d tensor; tensor(0.) for none).
+local TOTAL_NORM = P.signature("get_total_norm", "tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None")
+function M.get_total_norm(...)
+  local a = P.bind(TOTAL_NORM, ...)
+  local tensors = a.tensors
+  if torch.is_tensor(tensors) then tensors = { tensors } end
+  if type(tensors) ~= "table" then
+    P.fail("bad argument #1 to 'get_total_norm' (array of tensors expected, got %s)", type(tensors))
+  end
+  local list = {}
+  for i, t in ipairs(tensors) do
+    if not torch.is_tensor(t) then
+      P.fail("bad argument #1 to 'get_total_norm' (array of tensors expected, item %d is a %s)", i, type(t))
+    end
+    list[i] = t:detach()
+  end
+  return total_norm_of("get_total_norm", list, norm_order("get_total_norm", a.norm_type), a.error_if_nonfinite)
+end
+
+-- clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None): scales the gradients
+-- by min(1, max_norm / (total_norm + 1e-6)), total_norm given (from get_total_norm).
+local CLIP_WITH_NORM = P.signature("clip_grads_with_norm_", "parameters, max_norm, total_norm, foreach=None")
+function M.clip_grads_with_norm_(...)
+  local a = P.bind(CLIP_WITH_NORM, ...)
+  check_max_norm("clip_grads_with_norm_", a.max_norm)
+  if not torch.is_tensor(a.total_norm) then
+    P.fail("bad argument #3 to 'clip_grads_with_norm_' (Tensor expected, got %s)", type(a.total_norm))
+  end
+  scale_grads(grads_of("clip_grads_with_norm_", a.parameters), a.max_norm, a.total_norm)
+end
 
 ---------------------------------------------------------------- grad flow
 local function classify(e, opts)
@@ -186,5 +265,14 @@ function M.format_grad_flow(report)
 end
 
 report_mt.__tostring = M.format_grad_flow
+
+---------------------------------------------------------------- the rest of torch.nn.utils
+for _, part in ipairs({ "torch.nn.utils_params", "torch.nn.utils_fusion", "torch.nn.utils_norm_hooks" }) do
+  for k, v in pairs(require(part)) do
+    if k:sub(1, 1) ~= "_" then M[k] = v end
+  end
+end
+M.parametrize = require "torch.nn.parametrize"
+M.parametrizations = require "torch.nn.parametrizations"
 
 return M
