@@ -34,6 +34,8 @@ local CASES = {
     inputs = { { 3 } } },
   { name = "Linear built as float64", lua = function() return nn.Linear(7, 3, { dtype = torch.float64 }) end,
     py = "nn.Linear(7, 3, dtype=torch.float64)", inputs = { { 2, 7 } }, dtype = "float64" },
+  { name = "Linear(0, 3): zero-element weight left alone", lua = function() return nn.Linear(0, 3) end,
+    py = "nn.Linear(0, 3)", inputs = { { 2, 0 } } },
   { name = "Identity", lua = function() return nn.Identity() end, py = "nn.Identity()", inputs = { { 2, 3 } } },
 }
 

@@ -115,8 +115,20 @@ def("xavier_normal_", "tensor, gain=1.0, generator=None", function(t, a)
   t:normal_(0, a.gain * math.sqrt(2 / (fan_in + fan_out)))
 end)
 
+-- PyTorch's kaiming inits leave a zero-element tensor alone, with a warning (nn.Linear(0, n)).
+local warned_zero_element = false
+local function zero_element(t)
+  if t:numel() ~= 0 then return false end
+  if not warned_zero_element then
+    warned_zero_element = true
+    io.stderr:write("UserWarning: Initializing zero-element tensors is a no-op\n")
+  end
+  return true
+end
+
 -- kaiming_uniform_(t, a=0, mode="fan_in", nonlinearity="leaky_relu"): bound = gain * sqrt(3 / fan)
 def("kaiming_uniform_", "tensor, a=0, mode='fan_in', nonlinearity='leaky_relu', generator=None", function(t, a)
+  if zero_element(t) then return end
   local gain = M.calculate_gain(a.nonlinearity, a.a)
   -- PyTorch's order of operations, so float64 weights get PyTorch's bound to the last bit
   local bound = math.sqrt(3) * (gain / math.sqrt(fan(t, a.mode)))
@@ -124,6 +136,7 @@ def("kaiming_uniform_", "tensor, a=0, mode='fan_in', nonlinearity='leaky_relu', 
 end)
 
 def("kaiming_normal_", "tensor, a=0, mode='fan_in', nonlinearity='leaky_relu', generator=None", function(t, a)
+  if zero_element(t) then return end
   local gain = M.calculate_gain(a.nonlinearity, a.a)
   t:normal_(0, gain / math.sqrt(fan(t, a.mode)))
 end)
