@@ -169,7 +169,37 @@ function Tensor.element_size(self) return dtype_of(self).itemsize end
 function Tensor.is_floating_point(self) return dtype_of(self).is_floating_point end
 function Tensor.is_complex(self) return dtype_of(self).is_complex end
 
-function Tensor.is_contiguous(self)
+-- Dims from innermost to outermost stride in PyTorch's channels-last layouts (0-based).
+local CHANNELS_LAST_ORDER = { channels_last = { 4, { 1, 3, 2, 0 } }, channels_last_3d = { 5, { 1, 4, 3, 2, 0 } } }
+
+--[[ is_contiguous() or is_contiguous({memory_format = "channels_last" | "channels_last_3d" |
+     "contiguous_format"}): a channels-last tensor is contiguous in that order (c10's
+     compute_channels_last_contiguous: dims of size 1 are skipped). ]]
+function Tensor.is_contiguous(self, opts)
+  local format = opts
+  if type(opts) == "table" then
+    for k in pairs(opts) do
+      if k ~= "memory_format" then error(("is_contiguous: unexpected keyword argument '%s'"):format(tostring(k)), 2) end
+    end
+    format = opts.memory_format
+  end
+  if format ~= nil and format ~= "contiguous_format" then
+    local layout = CHANNELS_LAST_ORDER[format]
+    if layout == nil then
+      error(("is_contiguous: memory_format must be 'contiguous_format', 'channels_last' or 'channels_last_3d', got %s")
+        :format(tostring(format)), 2)
+    end
+    local size, stride = Tensor.size(self), Tensor.stride(self)
+    if #size ~= layout[1] then return false end
+    local expected = 1
+    for _, d in ipairs(layout[2]) do
+      if size[d + 1] ~= 1 then
+        if stride[d + 1] ~= expected then return false end
+        expected = expected * size[d + 1]
+      end
+    end
+    return true
+  end
   check(C.lt_tensor_is_contiguous(self.h, int_a), "is_contiguous")
   return int_a[0] == 1
 end

@@ -21,6 +21,8 @@ local wrap = memory.wrap
 local Tensor = T.Tensor
 local istype = ffi.istype
 
+local fallback = require "torch._fallback"
+
 local M = {}
 local out = _C.TensorOut()
 local d_out, i_out = _C.DoubleOut(), _C.Int64Out()
@@ -176,6 +178,7 @@ Tensor.chunk = M.chunk
 ---------------------------------------------------------------- conversions
 --[[ to(dtype) | to(device) | to(device, dtype) | to(other_tensor) |
      to({dtype=, device=, non_blocking=, copy=}) ]]
+local TO_OPTIONS = { dtype = true, device = true, non_blocking = true, copy = true }
 function Tensor.to(self, a, b, c)
   T.handle("to", 1, self)
   local dt, dev, opts
@@ -197,6 +200,12 @@ function Tensor.to(self, a, b, c)
   if opts then
     if opts.dtype ~= nil then dt = dtype_mod.resolve(opts.dtype, "to", 2) end
     if opts.device ~= nil then dev = device_mod.resolve(opts.device, "to", 2) end
+    if not fallback.only(opts, TO_OPTIONS) then   -- memory_format, ...: ATen's to.dtype_layout binds them
+      local kw = {}
+      for k, v in pairs(opts) do kw[k] = v end
+      kw.dtype, kw.device = dt or T.dtype_of(self), dev or T.device_of(self)
+      return fallback.call("to", self, kw)
+    end
   end
   local dtc, devt, devi = -1, -1, -1
   if dt then dtc = dt.code end
@@ -227,17 +236,25 @@ function Tensor.type(self, dt)
   return prefix .. legacy_names[d.name] .. "Tensor"
 end
 
-function Tensor.clone(self)
+-- clone() and contiguous() are fast paths; a memory_format (or any other argument) goes to ATen's
+-- op, which binds it (x:clone({memory_format = torch.channels_last})).
+function Tensor.clone(self, ...)
   T.handle("clone", 1, self)
+  if select("#", ...) > 0 then return fallback.call("clone", self, ...) end
   check(C.lt_clone(out, self.h), "clone")
   return wrap(out[0])
 end
 
-function Tensor.contiguous(self)
+function Tensor.contiguous(self, ...)
   T.handle("contiguous", 1, self)
+  if select("#", ...) > 0 then return fallback.call("contiguous", self, ...) end
   check(C.lt_contiguous(out, self.h), "contiguous")
   return wrap(out[0])
 end
+
+-- PyTorch's memory formats; ltorch names them by string (torch._dispatch_values packs them).
+M.contiguous_format, M.preserve_format = "contiguous_format", "preserve_format"
+M.channels_last, M.channels_last_3d = "channels_last", "channels_last_3d"
 
 function Tensor.detach(self)
   T.handle("detach", 1, self)
