@@ -26,6 +26,9 @@
     TensorDataset(t1, t2, ...)       get(i) -> {t1[i], t2[i], ...}; all tensors share dim 0
     ConcatDataset({ds1, ds2, ...})   ds1's samples, then ds2's, ...
     Subset(ds, indices)              get(i) -> ds:get(indices[i + 1]) (indices: Lua array, 0-based)
+    StackDataset(ds1, ds2, ...)      get(i) -> {ds1[i], ds2[i], ...}; StackDataset{name = ds, ...}:
+                                     get(i) -> {name = ds[i], ...}; all of one length
+    ChainDataset({it1, it2, ...})    an IterableDataset yielding it1's samples, then it2's, ...
     random_split(ds, lengths, {generator = seed|Generator})
                                      lengths are counts, or fractions summing to 1 (remainders
                                      go round-robin to the first splits, as PyTorch does);
@@ -41,6 +44,7 @@
 ]]
 local torch = require "torch"
 local Generator = require "torch.data._rng"
+local P = require "torch._pysig"
 
 local M = {}
 
@@ -249,6 +253,103 @@ function Subset:len() return #self.indices end
 function Subset:get(i)
   check_index("Subset", i, #self.indices)
   return self.dataset:get(self.indices[i + 1])
+end
+
+---------------------------------------------------------------- StackDataset
+local StackDataset = class(Dataset, "StackDataset")
+M.StackDataset = StackDataset
+
+-- A keyword table (PyTorch's **kwargs): a plain table with string keys only.
+local function is_keywords(t)
+  if type(t) ~= "table" or getmetatable(t) ~= nil or next(t) == nil or t[1] ~= nil then return false end
+  for k, v in pairs(t) do if type(k) ~= "string" or type(v) == "function" then return false end end
+  return true
+end
+
+local function dataset_len(name, ds)
+  if ds == nil or (type(ds) ~= "table" and type(ds) ~= "userdata") or ds.len == nil then
+    error(("StackDataset: %s is not a dataset (got %s)"):format(name, type(ds)), 4)
+  end
+  return ds:len()
+end
+
+function StackDataset.new(...)
+  local n, args = select("#", ...), { ... }
+  local named = n >= 1 and is_keywords(args[n])
+  if named and n > 1 then
+    error("StackDataset: supported either tuple- (positional datasets) or dict- (a table of named datasets) "
+      .. "like input/output, but both types are given", 2)
+  end
+  local datasets, len = named and args[1] or args, nil
+  if n == 0 then error("StackDataset: at least one dataset should be passed", 2) end
+  local keys = {}
+  if named then
+    for k in pairs(datasets) do keys[#keys + 1] = k end
+    table.sort(keys)
+  else
+    for i = 1, n do keys[i] = i end
+  end
+  for _, k in ipairs(keys) do
+    local l = dataset_len(named and ("dataset '" .. k .. "'") or ("argument " .. k), datasets[k])
+    if len == nil then len = l
+    elseif l ~= len then error("StackDataset: size mismatch between datasets", 2) end
+  end
+  return instance(StackDataset, { datasets = datasets, _keys = keys, _length = len })
+end
+function StackDataset:len() return self._length end
+function StackDataset:get(i)
+  check_index("StackDataset", i, self._length)
+  local out = {}
+  for _, k in ipairs(self._keys) do out[k] = self.datasets[k]:get(i) end
+  return out
+end
+
+---------------------------------------------------------------- ChainDataset
+--[[ bind(sig, ...) -> the arguments given, bound to PyTorch's signature sig (torch._pysig) by
+     the constructor that calls it; a binding error blames that constructor's caller. ]]
+function M.bind(sig, ...)
+  local ok, a = pcall(P.bind_given, sig, ...)
+  if not ok then error((tostring(a):gsub("^[^\n]-:%d+: ", "")), 3) end
+  return a
+end
+
+local ChainDataset = class(IterableDataset, "ChainDataset")
+M.ChainDataset = ChainDataset
+ChainDataset.__signature = P.signature("ChainDataset", "datasets")
+function ChainDataset.new(...)
+  local datasets = M.bind(ChainDataset.__signature, ...).datasets
+  if type(datasets) ~= "table" or getmetatable(datasets) ~= nil then
+    error("bad argument #1 to 'ChainDataset' (array of IterableDatasets expected, got " .. type(datasets) .. ")", 2)
+  end
+  for k, ds in ipairs(datasets) do
+    if (type(ds) ~= "table" and type(ds) ~= "userdata") or not ds.is_iterable then
+      error(("ChainDataset only supports IterableDataset, but dataset %d is not one"):format(k - 1), 2)
+    end
+  end
+  return instance(ChainDataset, { datasets = datasets })
+end
+-- iter(...) passes its arguments (worker_info) on to each dataset's iter.
+function ChainDataset:iter(...)
+  local datasets, k, it = self.datasets, 0, nil
+  local args, n = { ... }, select("#", ...)
+  local function pull()
+    while true do
+      if it == nil then
+        k = k + 1
+        if datasets[k] == nil then return nil end
+        it = datasets[k]:iter(unpack(args, 1, n))
+      end
+      local v = it()
+      if v ~= nil then return v end
+      it = nil
+    end
+  end
+  return pull
+end
+function ChainDataset:len()
+  local total = 0
+  for _, ds in ipairs(self.datasets) do total = total + ds:len() end
+  return total
 end
 
 ---------------------------------------------------------------- random_split

@@ -22,6 +22,8 @@ local M = {
   Dataset = dataset.Dataset, IterableDataset = dataset.IterableDataset,
   TensorDataset = dataset.TensorDataset, ConcatDataset = dataset.ConcatDataset,
   Subset = dataset.Subset, random_split = dataset.random_split,
+  StackDataset = dataset.StackDataset, ChainDataset = dataset.ChainDataset,
+  Sampler = sampler.Sampler, SubsetRandomSampler = sampler.SubsetRandomSampler,
   SequentialSampler = sampler.SequentialSampler, RandomSampler = sampler.RandomSampler,
   WeightedRandomSampler = sampler.WeightedRandomSampler, BatchSampler = sampler.BatchSampler,
   DistributedSampler = sampler.DistributedSampler,

@@ -7,9 +7,16 @@
   draws a fresh one per epoch from its generator, so epochs differ but a seeded run repeats.
 
   What:
+    Sampler:extend([name])                                 the base class: a subclass defines
+                                                           iter() (or __iter(), returning an
+                                                           iterator or an array) and len() (or __len())
     SequentialSampler(ds)                                  0, 1, ..., n-1
     RandomSampler(ds, {replacement=false, num_samples=n, generator=seed|Generator})
     WeightedRandomSampler(weights, num_samples, {replacement=true, generator=})
+    SubsetRandomSampler(indices, generator)                the given indices in random order; without a
+                                                           generator from torch.randperm on torch's
+                                                           global generator (PyTorch's order for a
+                                                           torch.manual_seed), with one from it
     BatchSampler(sampler, batch_size, drop_last)           arrays of batch_size indices
     DistributedSampler(ds, {num_replicas=, rank=, shuffle=true, seed=0, drop_last=false})
         each rank sees ceil(n / replicas) indices (padded by wrapping around), interleaved
@@ -19,23 +26,83 @@
     local s = data.BatchSampler(data.RandomSampler(ds, {generator = 1}), 32, false)
     for batch in s:iter() do ... end       -- batch = {17, 3, ...}
 ]]
+local ffi = require "ffi"
+local torch = require "torch"
+local _C = require "torch._C"
 local dataset = require "torch.data.dataset"
 local Generator = require "torch.data._rng"
+local P = require "torch._pysig"
 
 local M = {}
-
-local function class()
-  local c = {}
-  c.__index = c
-  return setmetatable(c, { __call = function(cls, ...) return cls.new(...) end })
-end
 
 local function array_iter(a)
   local i = 0
   return function() i = i + 1; return a[i] end
 end
 
-local SequentialSampler = class()
+---------------------------------------------------------------- Sampler
+--[[ The base of every sampler (torch.utils.data.Sampler). A subclass ports PyTorch's:
+       local Evens = data.Sampler:extend("Evens")
+       function Evens:__init(n) self.n = n end
+       function Evens:__iter() local i = -2; return function() i = i + 2; if i < self.n then return i end end end
+       function Evens:__len() return math.ceil(self.n / 2) end ]]
+local Sampler = { __name = "Sampler" }
+Sampler.__index = Sampler
+M.Sampler = Sampler
+
+local function class(parent, name)
+  local c = setmetatable({ __name = name }, { __index = parent, __call = function(cls, ...) return cls.new(...) end })
+  c.__index = c
+  return c
+end
+setmetatable(Sampler, { __call = function(cls, ...) return cls.new(...) end })
+
+local PYTHON_NAMES = { __init__ = "__init", __len__ = "__len", __iter__ = "__iter" }
+
+function Sampler.__init() end
+
+function Sampler:extend(name)
+  if name ~= nil and type(name) ~= "string" then
+    error("bad argument #1 to 'extend' (class name string or nil expected, got " .. type(name) .. ")", 2)
+  end
+  local c = class(self, name or self.__name)
+  c.new = function(...)
+    for py, lua in pairs(PYTHON_NAMES) do
+      if c[py] ~= nil then
+        error(("%s defines %s: in Lua write function %s:%s(...)"):format(c.__name, py, c.__name, lua), 2)
+      end
+    end
+    local obj = setmetatable({}, c)
+    c.__init(obj, ...)
+    return obj
+  end
+  return c
+end
+
+function Sampler.new() return setmetatable({}, Sampler) end
+
+-- iter()/len() fall back to the Python-named methods; a class defining neither is an error.
+function Sampler:iter()
+  local f = self.__iter
+  if f == nil then
+    local name = getmetatable(self).__name
+    error(("%s:iter() is not implemented: define function %s:iter() (or :__iter())"):format(name, name), 2)
+  end
+  local it = f(self)
+  if type(it) == "table" then return array_iter(it) end
+  return it
+end
+
+function Sampler:len()
+  local f = self.__len
+  if f == nil then
+    error(("object of type '%s' has no len(): define function %s:len() (or :__len())")
+      :format(getmetatable(self).__name, getmetatable(self).__name), 2)
+  end
+  return f(self)
+end
+
+local SequentialSampler = class(Sampler, "SequentialSampler")
 M.SequentialSampler = SequentialSampler
 function SequentialSampler.new(ds) return setmetatable({ n = ds:len() }, SequentialSampler) end
 function SequentialSampler:len() return self.n end
@@ -44,7 +111,7 @@ function SequentialSampler:iter()
   return function() i = i + 1; if i < n then return i end end
 end
 
-local RandomSampler = class()
+local RandomSampler = class(Sampler, "RandomSampler")
 M.RandomSampler = RandomSampler
 function RandomSampler.new(ds, opts)
   opts = opts or {}
@@ -69,7 +136,7 @@ function RandomSampler:iter()
   return array_iter(out)
 end
 
-local WeightedRandomSampler = class()
+local WeightedRandomSampler = class(Sampler, "WeightedRandomSampler")
 M.WeightedRandomSampler = WeightedRandomSampler
 function WeightedRandomSampler.new(weights, num_samples, opts)
   opts = opts or {}
@@ -113,7 +180,46 @@ function WeightedRandomSampler:iter()
   return array_iter(out)
 end
 
-local BatchSampler = class()
+---------------------------------------------------------------- SubsetRandomSampler
+local SubsetRandomSampler = class(Sampler, "SubsetRandomSampler")
+M.SubsetRandomSampler = SubsetRandomSampler
+
+SubsetRandomSampler.__signature = P.signature("SubsetRandomSampler", "indices, generator=None")
+
+function SubsetRandomSampler.new(...)
+  local a = dataset.bind(SubsetRandomSampler.__signature, ...)
+  local indices = a.indices
+  if ffi.istype(_C.Ref, indices) then indices = indices:tolist() end
+  if type(indices) ~= "table" then
+    error("bad argument #1 to 'SubsetRandomSampler' (Lua array or 1-D Tensor of indices expected, got "
+      .. type(a.indices) .. ")", 2)
+  end
+  local copy = {}
+  for i = 1, #indices do
+    local v = indices[i]
+    if type(v) ~= "number" then
+      error(("SubsetRandomSampler: index %d is a %s, expected a number"):format(i - 1, type(v)), 2)
+    end
+    copy[i] = v
+  end
+  local g = a.generator
+  if g ~= nil then g = dataset.generator(g) end
+  return setmetatable({ indices = copy, generator = g }, SubsetRandomSampler)
+end
+function SubsetRandomSampler:len() return #self.indices end
+-- Without a generator the order is torch.randperm's on torch's global generator: PyTorch's order
+-- for the same torch.manual_seed.
+function SubsetRandomSampler:iter()
+  local idx, n, out = self.indices, #self.indices, {}
+  local perm
+  if self.generator then perm = self.generator:randperm(n)
+  elseif n > 0 then perm = torch.randperm(n):tolist()
+  else perm = {} end
+  for i = 1, #perm do out[i] = idx[perm[i] + 1] end
+  return array_iter(out)
+end
+
+local BatchSampler = class(Sampler, "BatchSampler")
 M.BatchSampler = BatchSampler
 function BatchSampler.new(sampler, batch_size, drop_last)
   if type(batch_size) ~= "number" or batch_size < 1 then
@@ -139,7 +245,7 @@ function BatchSampler:iter()
   end
 end
 
-local DistributedSampler = class()
+local DistributedSampler = class(Sampler, "DistributedSampler")
 M.DistributedSampler = DistributedSampler
 function DistributedSampler.new(ds, opts)
   opts = opts or {}

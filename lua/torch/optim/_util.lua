@@ -19,8 +19,10 @@ local M = {}
 -- The default of a hyper-parameter the user must give (SGD's lr).
 M.required = setmetatable({}, { __tostring = function() return "<required parameter>" end })
 
+-- A deep copy of an option value; a table with a metatable (M.required, torch.None) is a
+-- sentinel and stays itself.
 local function copy(v)
-  if type(v) ~= "table" or v == M.required then return v end
+  if type(v) ~= "table" or getmetatable(v) ~= nil then return v end
   local t = {}
   for k, x in pairs(v) do t[k] = copy(x) end
   return t
@@ -50,6 +52,22 @@ end
 
 function M.non_negative(v) return v >= 0 end
 function M.any(_) return true end
+
+-- The checks Adam's family (Adamax, NAdam, RAdam) shares: lr, eps, betas in [0, 1),
+-- weight_decay, maximize, foreach.
+function M.check_adam_family(o)
+  local nn = M.non_negative
+  local msg = M.number(o, "lr", "learning rate", nn) or M.number(o, "eps", "epsilon value", nn)
+  if msg then return msg end
+  if type(o.betas) ~= "table" or #o.betas ~= 2 then
+    return "invalid betas: expected a table of two numbers, e.g. {0.9, 0.999}"
+  end
+  local in_range = function(v) return v >= 0 and v < 1 end
+  return M.number(o.betas, 1, "beta parameter at index 0", in_range)
+    or M.number(o.betas, 2, "beta parameter at index 1", in_range)
+    or M.number(o, "weight_decay", "weight_decay value", nn)
+    or M.boolean(o, "maximize") or M.boolean(o, "foreach")
+end
 
 ---------------------------------------------------------------- multi-tensor bookkeeping
 --[[ State tensors are made outside any torch.scope (memory.unscoped): a training step wrapped in

@@ -10,15 +10,26 @@
         opt:zero_grad(); loss_fn():backward(); opt:step(); sched:step()
       end
 
-  Optimizers: SGD, Adam, AdamW, RMSprop, Adagrad (base class: Optimizer). Each update is also a
-  plain function (optim.functional.sgd, .adam, .rmsprop, .adagrad) with the algorithm in its
-  doc comment. Schedulers: see lua/torch/optim/lr_scheduler.lua.
+  Optimizers: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, ASGD, Rprop,
+  Adafactor, Muon, LBFGS (base class: Optimizer). Each update is also a plain function
+  (optim.functional.sgd, .adam, ...; LBFGS's is .lbfgs(opt, closure)) with the algorithm in its
+  doc comment. SparseAdam is missing (ltorch has no sparse gradients). Schedulers: see
+  lua/torch/optim/lr_scheduler.lua.
 ]]
 local base = require "torch.optim.optimizer"
 local sgd = require "torch.optim.sgd"
 local adam = require "torch.optim.adam"
 local rmsprop = require "torch.optim.rmsprop"
 local adagrad = require "torch.optim.adagrad"
+local adadelta = require "torch.optim.adadelta"
+local adamax = require "torch.optim.adamax"
+local nadam = require "torch.optim.nadam"
+local radam = require "torch.optim.radam"
+local asgd = require "torch.optim.asgd"
+local rprop = require "torch.optim.rprop"
+local adafactor = require "torch.optim.adafactor"
+local muon = require "torch.optim.muon"
+local lbfgs = require "torch.optim.lbfgs"
 
 return {
   Optimizer = base.Optimizer,
@@ -27,6 +38,18 @@ return {
   AdamW = adam.AdamW,
   RMSprop = rmsprop.RMSprop,
   Adagrad = adagrad.Adagrad,
-  functional = { sgd = sgd.sgd, adam = adam.adam, rmsprop = rmsprop.rmsprop, adagrad = adagrad.adagrad },
+  Adadelta = adadelta.Adadelta,
+  Adamax = adamax.Adamax,
+  NAdam = nadam.NAdam,
+  RAdam = radam.RAdam,
+  ASGD = asgd.ASGD,
+  Rprop = rprop.Rprop,
+  Adafactor = adafactor.Adafactor,
+  Muon = muon.Muon,
+  LBFGS = lbfgs.LBFGS,
+  functional = { sgd = sgd.sgd, adam = adam.adam, rmsprop = rmsprop.rmsprop, adagrad = adagrad.adagrad,
+    adadelta = adadelta.adadelta, adamax = adamax.adamax, nadam = nadam.nadam, radam = radam.radam,
+    asgd = asgd.asgd, rprop = rprop.rprop, adafactor = adafactor.adafactor, muon = muon.muon,
+    lbfgs = lbfgs.lbfgs },
   lr_scheduler = require "torch.optim.lr_scheduler",
 }

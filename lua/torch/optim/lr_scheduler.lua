@@ -19,8 +19,10 @@
     LinearLR(opt, {start_factor = 1/3, end_factor = 1, total_iters = 5})
     ExponentialLR(opt, gamma)                 lr = initial_lr * gamma ^ epoch
     CosineAnnealingLR(opt, T_max, {eta_min = 0})
-    OneCycleLR, SequentialLR, ChainedScheduler, ReduceLROnPlateau: see lr_one_cycle.lua,
-    lr_sequential.lua, lr_plateau.lua.
+    PolynomialLR(opt, {total_iters = 5, power = 1.0})
+                                              lr = initial_lr * (1 - min(epoch, total_iters) / total_iters) ^ power
+    OneCycleLR, CyclicLR, CosineAnnealingWarmRestarts, SequentialLR, ChainedScheduler,
+    ReduceLROnPlateau: see lr_one_cycle.lua, lr_cyclic.lua, lr_sequential.lua, lr_plateau.lua.
   LambdaLR/MultiplicativeLR state_dicts hold lr_lambdas = one entry per group, as PyTorch's: None
   (torch.serialization.None) for a function, a copy of the fields of a callable table.
 ]]
@@ -266,8 +268,33 @@ function CosineAnnealingLR:closed_form()
   end)
 end
 
+---------------------------------------------------------------- PolynomialLR
+local PolynomialLR = LRScheduler:extend("PolynomialLR")
+M.PolynomialLR = PolynomialLR
+function PolynomialLR:__init(optimizer, opts)
+  local o = opts_with("PolynomialLR", opts, { total_iters = 5, power = 1.0 })
+  LRScheduler.check_optimizer("PolynomialLR", optimizer)
+  if type(o.total_iters) ~= "number" or type(o.power) ~= "number" then
+    P.fail("PolynomialLR: total_iters and power must be numbers, got %s and %s", type(o.total_iters), type(o.power))
+  end
+  self.total_iters, self.power = o.total_iters, o.power
+  self:init(optimizer, o.last_epoch)
+end
+-- PyTorch's recursive form: each lr is the previous one times the ratio of successive factors.
+function PolynomialLR:get_lr()
+  local e, n = self.last_epoch, self.total_iters
+  if self._is_initial or e > n then return self:current_lrs() end
+  local decay = ((1.0 - e / n) / (1.0 - (e - 1) / n)) ^ self.power
+  return group_lrs(self, function(lr) return lr * decay end)
+end
+function PolynomialLR:closed_form()
+  local e, n = self.last_epoch, self.total_iters
+  return group_lrs(self, function(_, base_lr) return base_lr * (1.0 - math.min(n, e) / n) ^ self.power end)
+end
+
 ---------------------------------------------------------------- the rest of the family
-for _, name in ipairs({ "torch.optim.lr_one_cycle", "torch.optim.lr_sequential", "torch.optim.lr_plateau" }) do
+for _, name in ipairs({ "torch.optim.lr_one_cycle", "torch.optim.lr_cyclic", "torch.optim.lr_sequential",
+  "torch.optim.lr_plateau" }) do
   for k, v in pairs(require(name)) do M[k] = v end
 end
 
@@ -280,5 +307,6 @@ P.init(M.ConstantLR, "optimizer, factor=0.3333333333333333, total_iters=5, last_
 P.init(M.LinearLR, "optimizer, start_factor=0.3333333333333333, end_factor=1.0, total_iters=5, last_epoch=-1")
 P.init(M.ExponentialLR, "optimizer, gamma, last_epoch=-1")
 P.init(M.CosineAnnealingLR, "optimizer, T_max, eta_min=0.0, last_epoch=-1")
+P.init(M.PolynomialLR, "optimizer, total_iters=5, power=1.0, last_epoch=-1")
 
 return M
