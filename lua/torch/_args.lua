@@ -26,6 +26,12 @@ function M.bad(fname, n, expected, got, level)
   error(("bad argument #%d to '%s' (%s expected, got %s)"):format(n, fname, expected, got), (level or 2) + 1)
 end
 
+-- Python's "f() takes no arguments (n given)", for methods that take none: raised when `extra`
+-- (the first argument past self) is not nil, so a keyword table is never silently dropped.
+function M.no_arguments(fname, extra, level)
+  if extra ~= nil then error(("%s() takes no arguments (got %s)"):format(fname, M.typename(extra)), (level or 2) + 1) end
+end
+
 function M.typename(v)
   local t = type(v)
   if t == "cdata" and ffi.istype(_C.Ref, v) then return "Tensor" end
@@ -64,8 +70,8 @@ end
 --[[ pack(...) -> a table of the arguments, and their count (select("#", ...)). Use it instead of
      `{ ... }` on hot paths: LuaJIT 2.1 records that constructor with a guard that fails on every
      later run once 4 or more values are given (LuaJIT issue #606), and each failure records
-     another side trace at the same place: ~100 traces, then the interpreter, ~6 us per call
-     instead of 0.1. Up to 8 values go through a fixed-size constructor, which records plain
+     another side trace at the same place until LuaJIT gives up and interprets the call, many
+     times slower (docs/PERFORMANCE.md, optimisation 9). Up to 8 values go through a fixed-size constructor, which records plain
      stores. Nil arguments leave holes, as in `{ ... }`: read up to the count, not to #t. ]]
 function M.pack(...)
   local n = select("#", ...)

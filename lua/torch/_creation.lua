@@ -40,7 +40,14 @@ local function infer_shape(data)
   local v = data
   while type(v) == "table" and not T.is_tensor(v) do
     shape[#shape + 1] = #v
-    if #v == 0 then break end
+    if #v == 0 then
+      -- {} is an empty list; a table of keys only (a keyword table, a dict) is no sequence at all
+      local k = next(v)
+      if k ~= nil then
+        error(("tensor: expected a list of numbers (keys 1..n), got a table with key '%s'"):format(tostring(k)), 3)
+      end
+      break
+    end
     v = v[1]
   end
   return shape
@@ -78,6 +85,11 @@ end
 function M.tensor(data, opts)
   args.opt_table("tensor", 2, opts)
   if T.is_tensor(data) then
+    for k in pairs(opts or {}) do
+      if k ~= "dtype" and k ~= "device" and k ~= "requires_grad" and k ~= "pin_memory" then
+        error(("tensor: unknown option '%s' (expected dtype, device, requires_grad)"):format(tostring(k)), 2)
+      end
+    end
     local d = opts and opts.dtype and dtype_mod.resolve(opts.dtype, "tensor", 2)
     local r = Tensor.to(Tensor.detach(data), { dtype = d, device = opts and opts.device, copy = true })
     if opts and opts.requires_grad then r.requires_grad = true end

@@ -76,9 +76,14 @@ end
 Tensor.max, Tensor.min = extremum("max", false), extremum("min", true)
 M.max, M.min = Tensor.max, Tensor.min
 
+local DIM_KEEPDIM = { dim = true, keepdim = true }
 local function arg_extremum(name, is_min)
-  return function(self, dim, keepdim)
+  return function(self, dim, keepdim, ...)
     T.handle(name, 1, self)
+    if select("#", ...) > 0 or (args.is_options(dim) and not fallback.only(dim, DIM_KEEPDIM))
+      or args.is_options(keepdim) then
+      return fallback.call(name, self, dim, keepdim, ...)   -- out=, or a keyword ATen must judge
+    end
     if args.is_options(dim) then dim, keepdim = dim.dim, dim.keepdim end
     local has = dim ~= nil
     dim = has and args.int(name, 2, dim) or 0
@@ -92,9 +97,14 @@ M.argmax, M.argmin = Tensor.argmax, Tensor.argmin
 
 --[[ var/std: (dim, unbiased, keepdim) positionally, or {dim=, unbiased=, correction=, keepdim=}.
      correction defaults to 1 (Bessel), unbiased=false means correction 0. ]]
+local SPREAD_OPTIONS = { dim = true, unbiased = true, correction = true, keepdim = true }
 local function spread(name, is_std)
-  return function(self, a, b, c)
+  return function(self, a, b, c, ...)
     T.handle(name, 1, self)
+    local given = (args.is_options(a) and a) or (args.is_options(b) and b) or (args.is_options(c) and c) or nil
+    if select("#", ...) > 0 or (given and not fallback.only(given, SPREAD_OPTIONS)) then
+      return fallback.call(name, self, a, b, c, ...)   -- out=, or a keyword ATen must judge
+    end
     local opts = {}
     if args.is_options(a) then opts, a = a, a.dim
     elseif args.is_options(b) then opts, b = b, nil
@@ -138,17 +148,24 @@ end
 Tensor.cumsum = M.cumsum
 
 -- sort(dim=-1, descending=false) or sort({dim=, descending=}) -> values, indices
-local function sort(name, self, dim, descending)
+local SORT_OPTIONS = { dim = true, descending = true }
+local function sort(name, self, dim, descending, ...)
   T.handle(name, 1, self)
+  if select("#", ...) > 0 or (args.is_options(dim) and not fallback.only(dim, SORT_OPTIONS)) or args.is_options(descending) then
+    return fallback.call(name, self, dim, descending, ...)   -- stable=, out=: ATen's sort.stable binds them
+  end
   if args.is_options(dim) then dim, descending = dim.dim, dim.descending end
   dim = args.int(name, 2, dim, -1)
   check(C.lt_sort(out, out2, self.h, dim, args.boolean(name, 3, descending, false) and 1 or 0), name)
   return wrap(out[0]), wrap(out2[0])
 end
-function M.sort(self, dim, descending) return sort("sort", self, dim, descending) end
+function M.sort(self, ...) return sort("sort", self, ...) end
 Tensor.sort = M.sort
 
-function M.argsort(self, dim, descending)
+function M.argsort(self, dim, descending, ...)
+  if select("#", ...) > 0 or (args.is_options(dim) and not fallback.only(dim, SORT_OPTIONS)) or args.is_options(descending) then
+    return fallback.call("argsort", self, dim, descending, ...)
+  end
   local _, indices = sort("argsort", self, dim, descending)
   return indices
 end

@@ -117,6 +117,7 @@ local function python_norm(fast, sig)
     local a = P.bind(sig, ...)
     a.input = a.input or a.self
     local kw = (a.out ~= nil or a.dtype ~= nil) and { out = a.out, dtype = a.dtype } or nil
+    if a.p == "inf" then a.p = math.huge elseif a.p == "-inf" then a.p = -math.huge end   -- Lua's spelling of float('inf')
     if type(a.p) == "string" and a.p ~= "fro" then
       -- 'nuc' (and any other string: PyTorch's error) goes to linalg.matrix_norm, over all dims
       -- when dim is not given, as torch.functional.norm does

@@ -144,10 +144,11 @@ function Tensor.stride(self, dim)
   return s[M.wrap_dim("stride", dim, n, 2) + 1]
 end
 
-function Tensor.dim(self) return dim_of(self) end
+function Tensor.dim(self, extra) if extra ~= nil then args.no_arguments("dim", extra) end return dim_of(self) end
 Tensor.ndimension = Tensor.dim
 
-function Tensor.numel(self)
+function Tensor.numel(self, extra)
+  if extra ~= nil then args.no_arguments("numel", extra) end
   check(C.lt_tensor_numel(self.h, i64), "numel")
   return tonumber(i64[0])
 end
@@ -165,9 +166,12 @@ local function device_of(self)
 end
 M.device_of = device_of
 
-function Tensor.element_size(self) return dtype_of(self).itemsize end
-function Tensor.is_floating_point(self) return dtype_of(self).is_floating_point end
-function Tensor.is_complex(self) return dtype_of(self).is_complex end
+function Tensor.element_size(self, extra) args.no_arguments("element_size", extra); return dtype_of(self).itemsize end
+function Tensor.is_floating_point(self, extra)
+  args.no_arguments("is_floating_point", extra)
+  return dtype_of(self).is_floating_point
+end
+function Tensor.is_complex(self, extra) args.no_arguments("is_complex", extra); return dtype_of(self).is_complex end
 
 -- Dims from innermost to outermost stride in PyTorch's channels-last layouts (0-based).
 local CHANNELS_LAST_ORDER = { channels_last = { 4, { 1, 3, 2, 0 } }, channels_last_3d = { 5, { 1, 4, 3, 2, 0 } } }
@@ -204,12 +208,14 @@ function Tensor.is_contiguous(self, opts)
   return int_a[0] == 1
 end
 
-function Tensor.storage_offset(self)
+function Tensor.storage_offset(self, extra)
+  args.no_arguments("storage_offset", extra)
   check(C.lt_tensor_storage_offset(self.h, i64), "storage_offset")
   return tonumber(i64[0])
 end
 
-function Tensor.data_ptr(self)
+function Tensor.data_ptr(self, extra)
+  args.no_arguments("data_ptr", extra)
   local p = ffi.new("void*[1]")
   check(C.lt_tensor_data_ptr(self.h, p), "data_ptr")
   return p[0]

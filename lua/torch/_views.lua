@@ -62,8 +62,9 @@ function M.transpose(self, d0, d1)
 end
 Tensor.transpose, Tensor.swapaxes, M.swapaxes = M.transpose, M.transpose, M.transpose
 
-function M.t(self)
+function M.t(self, extra)
   T.handle("t", 1, self)
+  args.no_arguments("t", extra)
   local n = T.dim_of(self)
   if n > 2 then error(("t: expects a tensor with <= 2 dimensions, but self is %dD"):format(n), 2) end
   if n < 2 then return Tensor.alias(self) end
@@ -220,10 +221,20 @@ end
 for method, name in pairs({ float = "float32", double = "float64", half = "float16", bfloat16 = "bfloat16",
   long = "int64", int = "int32", short = "int16", char = "int8", byte = "uint8", bool = "bool" }) do
   local d = dtype_mod.by_name[name]
-  Tensor[method] = function(self) return Tensor.to(self, d) end
+  -- x:float({memory_format = ...}) as PyTorch's x.float(memory_format=...); other keys are errors
+  Tensor[method] = function(self, opts) return Tensor.to(self, d, opts) end
 end
-function Tensor.cpu(self) return Tensor.to(self, device_mod.cpu) end
-function Tensor.cuda(self, index) return Tensor.to(self, device_mod.new("cuda", index)) end
+function Tensor.cpu(self, opts) return Tensor.to(self, device_mod.cpu, opts) end
+-- cuda(device=None, non_blocking=False, memory_format=...): a device index or a keyword table
+function Tensor.cuda(self, index, opts)
+  if args.is_options(index) then index, opts = index.device, index end
+  if opts ~= nil and opts.device ~= nil then
+    local o = {}
+    for k, v in pairs(opts) do if k ~= "device" then o[k] = v end end
+    opts = o
+  end
+  return Tensor.to(self, device_mod.new("cuda", index), opts)
+end
 
 local legacy_names = { float32 = "Float", float64 = "Double", float16 = "Half", bfloat16 = "BFloat16",
   int64 = "Long", int32 = "Int", int16 = "Short", int8 = "Char", uint8 = "Byte", bool = "Bool",
@@ -256,7 +267,8 @@ end
 M.contiguous_format, M.preserve_format = "contiguous_format", "preserve_format"
 M.channels_last, M.channels_last_3d = "channels_last", "channels_last_3d"
 
-function Tensor.detach(self)
+function Tensor.detach(self, extra)
+  args.no_arguments("detach", extra)
   T.handle("detach", 1, self)
   check(C.lt_detach(out, self.h), "detach")
   return wrap(out[0])
@@ -277,7 +289,8 @@ function Tensor.fill_(self, value)
   return self
 end
 
-function Tensor.zero_(self)
+function Tensor.zero_(self, extra)
+  args.no_arguments("zero_", extra)
   T.handle("zero_", 1, self)
   check(C.lt_zero_(self.h), "zero_")
   return self
