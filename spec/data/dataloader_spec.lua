@@ -134,11 +134,12 @@ describe("DataLoader", function()
     assert.same({ 4, 4 }, c)
   end)
 
-  it("workers: a closure-only dataset is refused with the dataset_factory hint", function()
+  it("workers: a dataset holding what cannot cross (a file handle) is refused, naming it", function()
     local ds = data.TensorDataset(torch.arange(4))
-    assert.has_error(function() data.DataLoader(ds, { num_workers = 2 }):iter() end)
-    local ok, err = pcall(function() data.DataLoader(ds, { num_workers = 2 }):iter() end)
+    ds.log = io.stderr
+    local ok, err = pcall(function() local l = data.DataLoader(ds, { num_workers = 2 }); return l end)
     assert.is_false(ok)
+    assert.matches("dataset.log %(a file handle%)", err)
     assert.matches("dataset_factory", err)
   end)
 

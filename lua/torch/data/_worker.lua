@@ -6,12 +6,15 @@
   in `config` (a literal from torch.data._serialize):
     { path =, cpath =,                         -- the main state's package paths
       base_seed =,                             -- data.rng() seeded with base_seed + id
-      dataset = {module = "name", args = {...}, method = "new"?},
+      dataset = {module = "name", args = {...}, method = "new"?}?,   -- dataset_factory
+      shipped = "...",                         -- torch.data._ship: the script's dataset object
+                                               -- and/or worker_init_fn, rebuilt here
       worker_init = {module =, fn =}?,        -- called as fn(worker_id)
       collate = {module =, fn =}? | "default" | "list",
       batched = true|false }
-  The dataset is built with require(module)[method](unpack(args)) (method default "new"; a
-  module that is itself a function or callable table is called directly).
+  The dataset is the shipped object rebuilt once at start, or built with
+  require(module)[method](unpack(args)) (method default "new"; a module that is itself a
+  function or callable table is called directly).
 
   Loop: take a task (batch index + 0-based sample indices, or "next batch" for iterable
   datasets), fetch and collate under xpcall, and post the result: tensors as handles (a second
@@ -21,6 +24,7 @@
 ]]
 local ffi = require "ffi"
 local ser = require "torch.data._serialize"
+local ship = require "torch.data._ship"
 local sample_of = require("torch.data.dataset").sample
 
 local M = {}
@@ -53,14 +57,16 @@ end
 -- default CPU generator is process-wide (shared with the main thread and the other workers), so
 -- torch.manual_seed here would reseed everyone and draws would interleave between threads. Each
 -- worker gets its own generator instead: data.rng(), which the built-in random transforms use.
-local function start(cfg, id, num_workers)
+local function start(cfg, id, num_workers, shipped)
   local seed = (cfg.base_seed or 0) + id
   local data = require "torch.data"
   data.manual_seed(seed)
-  local dataset = M.build_dataset(cfg.dataset)
+  local dataset = shipped.dataset
+  if dataset == nil then dataset = M.build_dataset(cfg.dataset) end
   local info = { id = id, num_workers = num_workers, seed = seed, dataset = dataset }
   data._set_worker_info(info)
-  if cfg.worker_init then resolve_fn(cfg.worker_init, "worker_init_fn")(id) end
+  if shipped.worker_init_fn then shipped.worker_init_fn(id)
+  elseif cfg.worker_init then resolve_fn(cfg.worker_init, "worker_init_fn")(id) end
   local collate
   if cfg.collate == "list" or not cfg.batched then collate = function(s) return s end
   elseif cfg.collate == nil or cfg.collate == "default" then collate = require("torch.data.collate").default_collate
@@ -124,10 +130,12 @@ function M.run(pool_ud, id, num_workers, config_src)
   local cfg = ser.load(config_src)
   package.path, package.cpath = cfg.path or package.path, cfg.cpath or package.cpath
   require "torch"   -- declares the C ABI (lt_tensor_shallow_copy) in this state
+  -- first: this worker's tensor handles are then owned by this state whatever fails next
+  local shipped = cfg.shipped and ship.unpack(cfg.shipped, id) or {}
   local pool_mod = require "torch.data._pool"
   local C = pool_mod.C
   local pool = ffi.cast("ltw_pool*", pool_ud)
-  local fetch = fetcher(cfg, start(cfg, id, num_workers))
+  local fetch = fetcher(cfg, start(cfg, id, num_workers, shipped))
 
   local cap = 1024
   local indices = ffi.new("int64_t[?]", cap)

@@ -26,17 +26,23 @@
   does, so after torch.manual_seed(s) a script shuffles the same way every run.
 
   Workers (num_workers > 0): threads with their own Lua states (runtime/workers.c,
-  torch.data._worker). Lua closures cannot cross states, so a worker rebuilds the dataset from
-  plain data: `dataset_factory = {module = "my.dataset", args = {...}}` (called as
+  torch.data._worker). As PyTorch's workers get the script's dataset, each worker gets its own
+  copy of the dataset object, made once per iteration (torch.data._ship): a class defined in
+  the script travels with it (tables, metatables, functions with their upvalues, the globals
+  they use; shared references and cycles kept), library values (torch, math,
+  torch.utils.data.Dataset, nn classes) go by name and tensors by handle (no data copied: an
+  in-memory TensorDataset works as is). What cannot cross is an error naming it, e.g.
+  "dataset.transform.upvalue 'fh' (a file handle) cannot be sent to a worker state": open such
+  things inside the worker (lazily in __getitem). The explicit path remains:
+  `dataset_factory = {module = "my.dataset", args = {...}}` (called as
   require(module).new(unpack(args)), or `method`), or a dataset that carries its own `factory`
-  field (the datasets in torch.data.datasets do; TensorDataset, Subset, ConcatDataset and
-  script-defined classes do not, and DataLoader refuses them with num_workers > 0, saying
-  what to write). Likewise worker_init_fn and collate_fn are given as
-  {module =, fn =} or "module:fn" strings; a Lua *function* collate_fn is still accepted and
-  then runs in the main state (workers send uncollated samples). Worker w seeds torch with
-  base_seed + w, where base_seed is drawn from the loader's generator per iteration (or
-  `base_seed` in the options); batch k is always made by worker k % num_workers, so a seeded
-  run repeats exactly, and batches come back in sampler order whatever the worker count.
+  field (the datasets in torch.data.datasets do), builds the dataset in each worker instead.
+  worker_init_fn is a function (sent likewise) or {module =, fn =} / "module:fn"; a collate_fn
+  function runs in the main state (workers send uncollated samples), a named one in the
+  workers. Worker w seeds torch with base_seed + w, where base_seed is drawn from the loader's
+  generator per iteration (or `base_seed` in the options); batch k is always made by worker
+  k % num_workers, so a seeded run repeats exactly, and batches come back in sampler order
+  whatever the worker count.
   Inside a worker, torch.utils.data.get_worker_info() returns {id, num_workers, seed, dataset}.
 
   Randomness: libtorch's default CPU generator is one per process, shared by the main thread
@@ -51,6 +57,7 @@ local sampler = require "torch.data.sampler"
 local collate_mod = require "torch.data.collate"
 local T = require "torch._tensor"
 local device = require "torch.device"
+local ship = require "torch.data._ship"
 
 local DataLoader = {}
 DataLoader.__index = DataLoader
@@ -58,15 +65,6 @@ DataLoader.__index = DataLoader
 local KNOWN = { batch_size = 1, shuffle = 1, generator = 1, drop_last = 1, sampler = 1, batch_sampler = 1,
   collate_fn = 1, num_workers = 1, prefetch_factor = 1, worker_init_fn = 1, timeout = 1,
   dataset_factory = 1, base_seed = 1, pin_memory = 1, persistent_workers = 1 }
-
-local function refuse_workers(dataset, n)
-  local mt = getmetatable(dataset)
-  local name = type(mt) == "table" and rawget(mt, "__name") or "this dataset"
-  error(("DataLoader: num_workers = %d needs a dataset the worker threads can rebuild in their own "
-    .. "Lua states, and %s is a Lua object that cannot cross into them. Write num_workers = 0 (an "
-    .. "in-memory dataset gains nothing from workers), or pass dataset_factory = {module = "
-    .. "\"my.dataset\", args = {...}} naming a module whose .new(...) builds the dataset"):format(n, name), 4)
-end
 
 -- The loader is a userdata proxy over `store` so that #loader works (see the header).
 local function proxy(store)
@@ -106,7 +104,9 @@ function DataLoader._new(dataset, opts)
     self.dataset = dataset
   end
   if self.num_workers < 0 then error("DataLoader: num_workers must be >= 0", 3) end
-  if self.num_workers > 0 and type(self.dataset_factory) ~= "table" then refuse_workers(dataset, self.num_workers) end
+  -- what cannot reach the workers is refused here, at the user's line; each iteration sends the
+  -- dataset as it is then
+  if self.num_workers > 0 then self:_shipped(0, 3) end
   if opts.pin_memory and not device.cuda.is_available() then
     io.stderr:write("UserWarning: 'pin_memory' argument is set as true but no accelerator is found, "
       .. "then device pinned memory won't be used.\n")
@@ -199,24 +199,41 @@ end
 
 local function fn_spec(v, what)
   if v == nil or type(v) == "string" or type(v) == "table" then return v end
-  error(("DataLoader: with num_workers > 0, %s must be given by name ({module =, fn =} or "
-    .. "\"module:fn\"): Lua functions cannot cross into worker states"):format(what), 3)
+  error(("DataLoader: with num_workers > 0, %s must be a function, or given by name "
+    .. "({module =, fn =} or \"module:fn\"), not a %s"):format(what, type(v)), 4)
+end
+
+-- The script's objects the workers rebuild (torch.data._ship), for num_workers workers: the
+-- dataset unless a factory builds it there, and a worker_init_fn function; nil when there are
+-- none. What cannot cross is an error at `level`. With num_workers = 0, only that check.
+function DataLoader:_shipped(num_workers, level)
+  local roots = {}
+  if type(self.dataset_factory) ~= "table" then roots[1] = { "dataset", self.dataset } end
+  if type(self.worker_init_fn) == "function" then roots[#roots + 1] = { "worker_init_fn", self.worker_init_fn } end
+  if #roots == 0 then return nil end
+  local ok, s = pcall(ship.pack, roots, num_workers)
+  if not ok then
+    error(tostring(s) .. " (num_workers > 0 rebuilds the dataset in each worker's own Lua state: "
+      .. "create such a value inside the worker, e.g. lazily in __getitem, or use num_workers = 0, "
+      .. "or dataset_factory = {module =, args =})", level + 1)
+  end
+  return s
 end
 
 function DataLoader:_iter_workers()
   local factory = self.dataset_factory
-  if type(factory) ~= "table" or type(factory.module) ~= "string" then
-    error("DataLoader: num_workers > 0 needs a dataset the workers can rebuild: pass "
-      .. "dataset_factory = {module = \"my.dataset\", args = {...}} (Lua closures and objects "
-      .. "cannot cross into worker Lua states)", 3)
+  if type(factory) == "table" and type(factory.module) ~= "string" then
+    error("DataLoader: dataset_factory needs module = \"name\" (a module whose .new(...) builds "
+      .. "the dataset in each worker)", 3)
   end
   local main_collate = type(self.collate_fn) == "function" and self.collate_fn or nil
   local config = {
     path = package.path, cpath = package.cpath,
     base_seed = self._base_seed,
-    dataset = factory, batched = self.batched, batch_size = self.batch_size,
-    worker_init = fn_spec(self.worker_init_fn, "worker_init_fn"),
+    dataset = type(factory) == "table" and factory or nil, batched = self.batched, batch_size = self.batch_size,
+    worker_init = type(self.worker_init_fn) ~= "function" and fn_spec(self.worker_init_fn, "worker_init_fn") or nil,
     collate = main_collate and "list" or fn_spec(self.collate_fn, "collate_fn"),
+    shipped = self:_shipped(self.num_workers, 3),
   }
   local batches = not self.iterable and self:_index_iter() or nil
   local it, close = require("torch.data._pool").iterator({
