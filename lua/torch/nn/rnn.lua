@@ -209,7 +209,8 @@ function RNNBase:_states(hx, level)
   if type(hx) ~= "table" or torch.is_tensor(hx) or not torch.is_tensor(hx[1]) or not torch.is_tensor(hx[2]) then
     local got = (type(hx) == "table" and not torch.is_tensor(hx)) and ("a table of %d values"):format(table.maxn(hx))
       or (torch.is_tensor(hx) and "a Tensor" or type(hx))
-    self:_fail(level + 1, "expected hx as a table {h0, c0} of two Tensors, got %s", got)
+    self:_fail(level + 1, "expected hx as a table {h0, c0} of two Tensors, got %s%s", got, torch.is_tensor(hx)
+      and " (LSTM returns three values, output, h_n, c_n: write `local out, h, c = lstm(x, hx)` and pass {h, c})" or "")
   end
   return { hx[1], hx[2] }
 end

@@ -163,7 +163,8 @@ function LSTMCell:forward(input, hx)
     if type(hx) ~= "table" or torch.is_tensor(hx) or table.maxn(hx) ~= 2 then
       local got = torch.is_tensor(hx) and "a Tensor" or type(hx) == "table" and ("a table of %d values"):format(table.maxn(hx))
         or type(hx)
-      A.fail("LSTMCell: expected hx as a table {h, c} of two Tensors, got %s", got)
+      A.fail("LSTMCell: expected hx as a table {h, c} of two Tensors, got %s%s", got, torch.is_tensor(hx)
+        and " (LSTMCell returns two values, h and c: write `local h, c = cell(x, hx)` and pass {h, c})" or "")
     end
     h = self:_state(hx[1], "hx[0]", x, batched)
     c = self:_state(hx[2], "hx[1]", x, batched)
