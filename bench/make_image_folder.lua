@@ -8,7 +8,7 @@
 ]]
 local torch = require "torch"
 local data = torch.utils.data
-local fmnist = require "torch.data.fashion_mnist"
+local fmnist = require "torch.data.fashion_mnist_files"
 
 local dir = arg[1] or "/tmp/ltorch_fmnist_png"
 local count = tonumber(arg[2] or 600)

@@ -49,7 +49,7 @@ int fail_current_exception() noexcept;
 /* "this libtorch build (1.13.0)": how error messages name the library ltorch was built against. */
 std::string build_name();
 
-/* Adds a non-CPU result's bytes to lt_memory()->device_bytes_made (lt_runtime.cpp). */
+/* Adds a non-CPU result's bytes to lt_memory()->device_bytes_made (lt_allocator.cpp). */
 void note_device_result(const at::Tensor &t) noexcept;
 
 inline lt_tensor *wrap(at::Tensor t) {
@@ -89,7 +89,7 @@ inline bool plain(const at::Tensor &t) { return t.unsafeGetTensorImpl()->autogra
    matmul). When none of its inputs has autograd metadata, the op can record no history and
    needs no version-counter or view bookkeeping, so the Autograd and ADInplaceOrView dispatch
    keys are skipped for its duration: the kernel libtorch runs and the result are the same, minus
-   ~0.1-0.2 µs of autograd dispatch per call (docs/PERFORMANCE.md, workload 1). Never use it for
+   the autograd wrapper's checks (docs/PERFORMANCE.md, optimisation 4). Never use it for
    in-place ops (they must bump version counters of tensors saved for backward) or for views
    (they must share the base's version counter and carry view metadata). */
 class PlainOp {
@@ -109,7 +109,7 @@ at::TensorOptions options(const lt_options *opt);
 at::Tensor finish(at::Tensor t, const lt_options *opt);
 
 /* The CPU allocator's block caches (small and large blocks): on unless
- * LTORCH_MALLOC=glibc or a sanitizer build (lt_runtime.cpp). */
+ * LTORCH_MALLOC=glibc or a sanitizer build (lt_allocator.cpp). */
 bool block_caches_enabled();
 
 constexpr size_t kBlockHeaderBytes = 64;  // the CPU allocator's header in front of each block

@@ -1,23 +1,23 @@
 /*
- * lt_large_blocks.cpp — where the CPU allocator (lt_runtime.cpp) gets tensor blocks of 128 KiB
+ * lt_large_blocks.cpp — where the CPU allocator (lt_allocator.cpp) gets tensor blocks of 128 KiB
  * and more: mapped apart from the malloc heap, and kept for reuse when freed.
  *
  * Why: ltorch frees tensors in collector batches, in no particular order. On the malloc heap
  * (with the executable's thresholds, which keep big blocks there to avoid page faults) those
  * blocks and the small allocations between them fragment the heap, and RSS steps up over tens of
- * thousands of steps (the benchmark's memory workload: +3.6 MiB over 9,000 MLP steps) though
- * live memory is flat. Mapped blocks are never mixed with small ones, so RSS follows live memory
- * (the same trace: flat). Mapping each block fresh would fault in every page of every tensor on
- * every step — on this VM that made training steps 3-5x slower — so a freed block goes to a
- * cache keyed by its size class, and the next request of that class takes it back, pages
- * already present: the steady state of a training loop allocates the same sizes every step.
+ * thousands of steps (bench/memory_trace.lua) though live memory is flat. Mapped blocks are
+ * never mixed with small ones, so RSS follows live memory (the same trace: flat). Mapping each
+ * block fresh would fault in every page of every tensor on every step, and page faults would
+ * dominate a training step — so a freed block goes to a cache keyed by its size class, and the
+ * next request of that class takes it back, pages already present: the steady state of a
+ * training loop allocates the same sizes every step.
  *
  * Policy: reuse by size class (quarter octaves, plus a page for the header), and a request
  * takes a block of its own class or, failing that, of one of the next two: a loop whose shapes
- * vary from step to step (variable-length batches) still finds blocks. With exact page-rounded
- * sizes such a loop ran 3.5x slower than on the heap (every size a fresh mapping that faulted
- * in) and doubled its RSS; with classes it runs 14 % faster than on the heap, with ~30 % more
- * peak RSS (kept blocks of classes not asked for again until evicted). Blocks above 32 MiB are
+ * vary from step to step (variable-length batches) still finds blocks; with exact page-rounded
+ * sizes nearly every request of such a loop would be a fresh mapping that faults in. The price
+ * is some peak RSS: kept blocks of classes not asked for again wait until evicted
+ * (docs/PERFORMANCE.md, optimisation 10, has the measurements). Blocks above 32 MiB are
  * not kept; at most kCacheCapBytes is kept, and a block freed over the cap first evicts
  * (unmaps) kept blocks of other classes, so a change of shapes (an eval pass, a new batch
  * size) does not leave the cache full of sizes nobody asks for. lt_large_blocks_release()

@@ -1,15 +1,14 @@
 /*
- * lt_small_blocks.cpp — where the CPU allocator (lt_runtime.cpp) gets tensor blocks of up to
+ * lt_small_blocks.cpp — where the CPU allocator (lt_allocator.cpp) gets tensor blocks of up to
  * 1 KiB (its 64-byte header included): per-thread free lists by size class, in front of malloc.
  *
  * Why: libtorch's default CPU allocator takes every block with posix_memalign, which glibc
  * serves by carving an aligned piece out of a bigger chunk and freeing the rest; and ltorch
  * frees tensors in collector batches of ~1,000, far more than glibc's per-thread cache (7 chunks
  * per size) holds, so the rest of each batch went through the bins, with splitting, unlinking
- * and consolidation. A loop of small ops spent about a quarter of its time in malloc and free
- * (perf, `a + b` on 10-element tensors). Here a freed block goes on its thread's list for its
- * class and the next block of that class on that thread pops it: a few loads and stores.
- * That took `a + b` from 0.74 to 0.50 µs per op (docs/PERFORMANCE.md, optimisation 11).
+ * and consolidation: a large share of a loop of small ops went to malloc and free. Here a freed
+ * block goes on its thread's list for its class and the next block of that class on that thread
+ * pops it: a few loads and stores (docs/PERFORMANCE.md, optimisation 11, has the measurements).
  *
  * Policy: classes of 64 bytes (the data alignment libtorch expects), 16 of them; a thread keeps
  * at most 512 KiB per class and 2 MiB in all, the rest goes back to free() at once. A block may
@@ -17,8 +16,8 @@
  * thread): it joins the freeing thread's lists. When a thread exits, its lists go back to
  * free() (a pthread key's destructor); the main thread's stay until the process ends.
  * lt_small_blocks_release() empties the calling thread's lists (torch.collect()).
- * Not pooled: the 8-byte handles (struct lt_tensor; a list for them was tried and measured no
- * faster than glibc's fast bins) and libtorch's own TensorImpl and StorageImpl (operator new).
+ * Not pooled: the 8-byte handles (struct lt_tensor; glibc's fast bins serve them as fast) and
+ * libtorch's own TensorImpl and StorageImpl (operator new).
  * Off — libtorch's allocator for every block, as before — under LTORCH_MALLOC=glibc and
  * AddressSanitizer (lt::block_caches_enabled()).
  */

@@ -15,7 +15,7 @@
 ]]
 local torch = require "torch"
 local F = require "torch.nn.functional"
-local fashion_mnist = require "torch.data.fashion_mnist"
+local fashion_mnist = require "torch.data.fashion_mnist_files"
 
 local epochs = tonumber(arg and arg[1]) or 3
 local batch_size = tonumber(arg and arg[2]) or 128

@@ -100,7 +100,7 @@ end
 local function limit(x, n) return (n > 0 and n < x:size(0)) and x:narrow(0, 0, n) or x end
 
 local function fashion_mnist(cfg)
-  local fm = require "torch.data.fashion_mnist"
+  local fm = require "torch.data.fashion_mnist_files"
   local images, labels = fm.load("train")
   local test_images, test_labels = fm.load("test")
   local n = images:size(0)

@@ -39,7 +39,7 @@ local nn = require "torch.nn"
 local optim = require "torch.optim"
 local data = require "torch.data"
 local dist = require "torch.distributed"
-local fmnist = require "torch.data.fashion_mnist"
+local fmnist = require "torch.data.fashion_mnist_files"
 local config = require "recipes.config"
 local trainer = require "recipes.trainer"
 
@@ -84,7 +84,7 @@ local function resume(cfg, into, log)
     return 0
   end
   into.map_location = into.model:parameters()[1].device
-  local st = torch.checkpoint.load_training_state(path, into)
+  local st = torch.training_state.load_training_state(path, into)
   log(("ddp_train: resumed from %s (epoch %d done)%s"):format(path, st.epoch,
     restarted and (" after restart " .. os.getenv("TORCHELASTIC_RESTART_COUNT")) or ""))
   return st.epoch
@@ -202,7 +202,7 @@ local function main()
       metrics_file:write(('{"epoch": %d, "train_loss": %.6f, "train_accuracy": %.6f, "test_accuracy": %.6f, "world_size": %d}\n')
         :format(epoch + 1, loss, train_acc, acc, world))
       metrics_file:flush()
-      torch.checkpoint.save_training_state(cfg.out .. "/checkpoints/last.pt",
+      torch.training_state.save_training_state(cfg.out .. "/checkpoints/last.pt",
         { model = model, optimizer = run.opt, scaler = mp.scaler, epoch = epoch + 1 })
     end
   end

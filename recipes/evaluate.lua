@@ -36,7 +36,7 @@ local function resolve(path)
   local f = io.open(path .. "/checkpoints.json", "rb")
   if not f then return path end
   f:close()
-  local best = torch.checkpoint.Manager(path):best()
+  local best = torch.training_state.Manager(path):best()
   if not best then config.usage_error("no best checkpoint recorded in %s", path) end
   return best
 end

@@ -35,7 +35,7 @@ local function load_input(spec, cfg, meta)
   local split = spec:match("^fashion_mnist:(%a+)$")
   if split then
     if cfg.data ~= "fashion_mnist" then config.usage_error("this checkpoint was trained on %s, not images", cfg.data) end
-    local images = require("torch.data.fashion_mnist").load(split == "train" and "train" or "test")
+    local images = require("torch.data.fashion_mnist_files").load(split == "train" and "train" or "test")
     local x = images:float():div(255):sub(cfg.stats.mean):div(cfg.stats.std)
     return x:view(x:size(0), unpack(meta.in_shape))
   end

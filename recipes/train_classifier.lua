@@ -92,7 +92,7 @@ local function main()
   -- the test report uses the best checkpoint by validation loss
   local best = mgr:best()
   if best then
-    torch.checkpoint.load_training_state(best, { model = parts.model, restore_rng = false, map_location = parts.device })
+    torch.training_state.load_training_state(best, { model = parts.model, restore_rng = false, map_location = parts.device })
     print("best checkpoint " .. best)
   end
   local text, summary = report_test(parts, parts.model)

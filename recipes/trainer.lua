@@ -13,7 +13,7 @@
         per epoch: model:train(); for each batch: zero_grad -> forward (autocast when amp) ->
         loss -> backward (loss scaled with float16) -> [unscale_] -> clip_grad_norm_ -> step
         [-> scaler update]; then evaluate on val; one JSON line in <out>/metrics.jsonl;
-        checkpoint through torch.checkpoint.Manager (<out>/checkpoints: the last one and the
+        checkpoint through torch.training_state.Manager (<out>/checkpoints: the last one and the
         best by val_loss; the GradScaler's state beside the optimizer's). With config.resume the
         latest checkpoint in <out> is loaded first (model, optimizer, scheduler, scaler, RNG) and
         training continues after its epoch.
@@ -147,7 +147,7 @@ function M.fit(parts, opts)
   local scaler = parts.amp.scaler
   local out = cfg.out
   os.execute("mkdir -p '" .. out:gsub("'", "'\\''") .. "'")
-  local mgr = torch.checkpoint.Manager(out .. "/checkpoints", { keep_last = 1, best_metric = "val_loss", mode = "min" })
+  local mgr = torch.training_state.Manager(out .. "/checkpoints", { keep_last = 1, best_metric = "val_loss", mode = "min" })
   local sched
   if cfg.schedule == "cosine" then sched = torch.optim.lr_scheduler.CosineAnnealingLR(parts.optimizer, { T_max = cfg.epochs }) end
   local first = 1

@@ -15,7 +15,7 @@
   in <out>/metrics.jsonl. Checks printed: trainable parameter counts, the loss at init beside
   ln(num_classes), the final val accuracy beside the majority-class baseline. At the end
   <out>/checkpoint.pt holds model + optimizer (+ GradScaler with float16) + epoch + config
-  (torch.checkpoint), which --weights accepts in a later run. Device and precision:
+  (torch.training_state), which --weights accepts in a later run. Device and precision:
   templates/_common/amp.lua.
 
   Run (Fashion-MNIST PNGs; there is no download here):
@@ -217,7 +217,7 @@ local function main()
   local saved = { classes = d.classes, num_classes = k, mean = image_data.MEAN, std = image_data.STD }
   for key, v in pairs(cfg) do saved[key] = v end
   local path = cfg.out .. "/checkpoint.pt"
-  torch.checkpoint.save_training_state(path, { model = model, optimizer = opt, scaler = mp.scaler, epoch = ctx.epoch,
+  torch.training_state.save_training_state(path, { model = model, optimizer = opt, scaler = mp.scaler, epoch = ctx.epoch,
     config = saved })
   print("checkpoint " .. path)
   print(("result: vision_transfer accuracy %.4f  baseline %.4f  in %.0f s"):format(ctx.last.accuracy, base, trainer.wall() - t0))

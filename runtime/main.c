@@ -311,13 +311,13 @@ static int pmain(lua_State *L)
 /* Tensors die when the Lua collector gets to them, in batches, not at once as under refcounting.
  * With glibc's defaults, every large block freed that way (activations above the dynamic mmap
  * threshold, the heap's top above 128 KiB) goes back to the kernel and comes back as fresh
- * zeroed pages: on the benchmark VM page faults took 30 % of a training step's samples.
- * Keeping blocks up to 32 MiB on the heap and trimming only above 256 MiB of free top made the
- * MLP step 2-3x, the CNN 2x and the Transformer encoder 1.6-1.8x faster there; RSS then plateaus
- * a few MiB higher instead of oscillating (docs/PERFORMANCE.md). Tensor blocks of 128 KiB and
- * more no longer use the heap (the bindings map and cache them, bindings/lt_large_blocks.cpp);
- * these thresholds still serve everything else. LTORCH_MALLOC=glibc keeps the defaults (and
- * turns the block cache off). Hosts embedding libltorch choose their own malloc settings. */
+ * zeroed pages, and page faults become a large share of a training step. Keeping blocks up to
+ * 32 MiB on the heap and trimming only above 256 MiB of free top avoids that; RSS then plateaus
+ * a few MiB higher instead of oscillating (docs/PERFORMANCE.md, optimisation 5, has the
+ * measurements). Tensor blocks of 128 KiB and more no longer use the heap (the bindings map and
+ * cache them, bindings/lt_large_blocks.cpp); these thresholds still serve everything else.
+ * LTORCH_MALLOC=glibc keeps the defaults (and turns the block cache off). Hosts embedding
+ * libltorch choose their own malloc settings. */
 static void tune_malloc(void)
 {
 #ifdef __GLIBC__

@@ -6,7 +6,7 @@
 ]]
 local torch = require "torch"
 local nn, optim = torch.nn, torch.optim
-local fashion_mnist = require "torch.data.fashion_mnist"
+local fashion_mnist = require "torch.data.fashion_mnist_files"
 
 -- (N, 28, 28) uint8 -> (N, 784) float32 normalised with the training statistics
 local function prepare(images, mean, std)

@@ -71,8 +71,9 @@ end
      `{ ... }` on hot paths: LuaJIT 2.1 records that constructor with a guard that fails on every
      later run once 4 or more values are given (LuaJIT issue #606), and each failure records
      another side trace at the same place until LuaJIT gives up and interprets the call, many
-     times slower (docs/PERFORMANCE.md, optimisation 9). Up to 8 values go through a fixed-size constructor, which records plain
-     stores. Nil arguments leave holes, as in `{ ... }`: read up to the count, not to #t. ]]
+     times slower (docs/PERFORMANCE.md, optimisation 9). Up to 8 values go through a fixed-size
+     constructor, which records plain stores. Nil arguments leave holes, as in `{ ... }`: read up
+     to the count, not to #t. ]]
 function M.pack(...)
   local n = select("#", ...)
   if n <= 8 then

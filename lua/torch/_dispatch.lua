@@ -271,7 +271,7 @@ end
 -- Calls the overloads in `list` with Lua arguments; self_obj non-nil for a method call.
 local function call(display, list, self_obj, ...)
   -- not `{ ... }` (see torch._args.pack: with 4 arguments, as _foreach_addcdiv_ in every Adam
-  -- step gets, that constructor made a chain of ~40 side traces and the call 3x slower)
+  -- step gets, that constructor made a chain of side traces: docs/PERFORMANCE.md, optimisation 9)
   local positional, npos = args.pack(...)
   while npos > 0 and positional[npos] == nil do npos = npos - 1 end  -- trailing nils mean "not given"
   local kwargs = nil

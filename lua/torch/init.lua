@@ -143,10 +143,10 @@ function torch.set_default_dtype(d)
   dtype_mod.default_float = d
 end
 
-function torch.numel(x) T.handle("numel", 1, x); return T.Tensor.numel(x) end
+function torch.numel(x, extra) T.handle("numel", 1, x); return T.Tensor.numel(x, extra) end
 
--- Checkpoints: torch.serialization, torch.checkpoint and torch.jit load on first use
--- (torch._ops_generated), as do torch.nn, torch.optim, torch.distributed and torch.utils.
+-- Checkpoints: torch.serialization, torch.training_state and torch.jit load on first use
+-- (torch._lazy_modules), as do torch.nn, torch.optim, torch.distributed and torch.utils.
 function torch.save(value, path) return require("torch.serialization").save(value, path) end
 function torch.load(path, opts) return require("torch.serialization").load(path, opts) end
 function torch.get_rng_state() return require("torch.serialization").get_rng_state() end
@@ -158,12 +158,12 @@ fallback.keywords_to_generated(torch, fallback.positional_only)
 fallback.keywords_to_generated(T.Tensor, fallback.positional_only)
 
 -- x:describe() (a summary string: torch._describe) and torch.breakpoint() (a debugger REPL at
--- the caller; needs the ltorch executable; lua/torch/repl/debugger.lua, loaded when called).
+-- the caller; needs the ltorch executable; torch._lazy_modules loads the REPL when it is called).
 require "torch._describe"
-function torch.breakpoint() require("torch.repl.debugger").breakpoint(2) end
+torch.breakpoint = require("torch._lazy_modules").breakpoint
 
--- The generated op surface and the lazily loaded namespaces (torch._ops_generated).
-require("torch._ops_generated").install(torch)
+-- The generated op surface and the lazily loaded namespaces (torch._ops_lookup).
+require("torch._ops_lookup").install(torch)
 -- stft's center=True, a default of PyTorch's Python wrapper (torch._python_defaults).
 require("torch._python_defaults").install(torch, T.Tensor)
 -- x.mT, x.H, x.real, x.nbytes, x.is_cpu, ...: PyTorch's attributes as values (torch._tensor_properties).

@@ -1,8 +1,8 @@
--- spec/checkpoint/training_state_spec.lua — torch.checkpoint: resuming from a training-state
+-- spec/checkpoint/training_state_spec.lua — torch.training_state: resuming from a training-state
 -- checkpoint reproduces the uninterrupted run bit for bit (MLP + SGD with momentum, randperm
 -- shuffling and dropout masks drawn from the CPU generator); Manager retention.
 local torch = require "torch"
-local ckpt = torch.checkpoint
+local ckpt = torch.training_state
 
 local dir = os.tmpname() .. ".d"
 os.execute("mkdir -p " .. dir)
@@ -93,5 +93,14 @@ describe("training-state checkpoints", function()
     local st = again:load_latest({ model = net, optimizer = opt })
     assert.equal(5, st.epoch)
     assert.equal(0.2, again:load_best({}).best_metric)
+  end)
+
+  it("the old name torch.checkpoint says what to write, at the caller's line", function()
+    local line = debug.getinfo(1, "l").currentline + 1
+    local ok, err = pcall(function() return torch.checkpoint end)
+    assert.is_false(ok)
+    assert.truthy(err:find("training_state_spec.lua:" .. line .. ": torch.checkpoint is now torch.training_state", 1, true), err)
+    assert.truthy(err:find("torch.utils.checkpoint", 1, true), err)
+    assert.is_nil(rawget(torch, "checkpoint"))
   end)
 end)

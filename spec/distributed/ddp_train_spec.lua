@@ -11,7 +11,7 @@
 -- How: build/ltorch /usr/bin/busted spec/distributed/ddp_train_spec.lua
 local torch = require "torch"
 local h = dofile("spec/distributed/helpers.lua")
-local fmnist = require "torch.data.fashion_mnist"
+local fmnist = require "torch.data.fashion_mnist_files"
 
 local have_data = io.open(fmnist.paths().train_images) ~= nil
 

@@ -14,7 +14,7 @@
   Run: build/ltorch /usr/bin/busted spec/distributed/restart_spec.lua   (~60 s on 2 cores)
 ]]
 local torch = require "torch"
-local fmnist = require "torch.data.fashion_mnist"
+local fmnist = require "torch.data.fashion_mnist_files"
 local h = dofile("spec/distributed/helpers.lua")
 
 local have_data = io.open(fmnist.paths().train_images) ~= nil

@@ -2,7 +2,7 @@
 -- running out, the disk filling up or going read-only under torch.save. Each must surface as a
 -- Lua error that names the problem, and leave ltorch (and the previous checkpoint) usable.
 --
--- Allocation failure uses the bindings' fault-injection hook (bindings/lt_runtime.cpp:
+-- Allocation failure uses the bindings' fault-injection hook (bindings/lt_allocator.cpp:
 -- lt_debug_alloc_limit(max_live_bytes, fail_after_allocs); also LTORCH_ALLOC_LIMIT_BYTES).
 -- Disk full / read-only use a 64 KiB tmpfs (needs root: CI runs as root; skipped otherwise).
 -- Covered elsewhere, not repeated here:

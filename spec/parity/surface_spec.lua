@@ -1,6 +1,6 @@
 --[[
   spec/parity/surface_spec.lua — the generated op surface as a whole (lua/torch/_gen/ops.lua,
-  bound by lua/torch/_dispatch.lua and lua/torch/_ops_generated.lua).
+  bound by lua/torch/_dispatch.lua and lua/torch/_ops_lookup.lua).
 
   Why: the parity cases (parity_spec.lua) sample ops; this spec checks the surface itself: that
   it is large, reachable by name, explains misuse, and is what the generator produces.

@@ -27,7 +27,7 @@ local TORCH_EXCEPTIONS = {
   Size = "a torch.Size from a Lua list (the list is its argument)",
   broadcast_shapes = "its arguments are shapes, i.e. tables",
   free = "ltorch's own explicit release", collect = "ltorch's own GC step",
-  memory_stats = "ltorch's own allocator statistics", numel = "torch.numel(x) ignores extra arguments",
+  memory_stats = "ltorch's own allocator statistics",
   get_rng_state = "takes no arguments", initial_seed = "takes no arguments",
   get_default_dtype = "takes no arguments", get_num_threads = "takes no arguments",
   is_grad_enabled = "takes no arguments", is_inference_mode_enabled = "takes no arguments",

@@ -11,7 +11,7 @@
   Run: build/ltorch /usr/bin/busted spec/recipes/ddp_train_spec.lua   (~10 s on 2 cores)
 ]]
 local torch = require "torch"
-local fmnist = require "torch.data.fashion_mnist"
+local fmnist = require "torch.data.fashion_mnist_files"
 
 local bin = os.getenv("LTORCH_BIN") or "build/ltorch"
 local have_data = io.open(fmnist.paths().train_images) ~= nil

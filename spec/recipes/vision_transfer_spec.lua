@@ -48,7 +48,7 @@ end
 
 -- The first n Fashion-MNIST test images as grayscale PNGs in dir/<class>/.
 local function image_folder(dir, n)
-  local fm = require "torch.data.fashion_mnist"
+  local fm = require "torch.data.fashion_mnist_files"
   local images, labels = fm.load("test")
   for c = 0, 9 do os.execute(("mkdir -p %s/%d"):format(dir, c)) end
   for i = 0, n - 1 do

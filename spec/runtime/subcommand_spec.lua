@@ -1,7 +1,8 @@
 --[[
   spec/runtime/subcommand_spec.lua — `ltorch doctor|new|run|tool|inspect ...`: a bare-word script
-  argument that names no file runs lua/torch/cli/<word>.lua (which runs tools/<word>.lua); a
-  file of that name still wins; an unknown word is the usual "cannot open" error.
+  argument that names no file runs lua/torch/cli/<word>.lua (the implementation; tools/<word>.lua
+  only requires it); a file of that name still wins; an unknown word is the usual "cannot open"
+  error.
 
   Run: build/ltorch /usr/bin/busted spec/runtime/subcommand_spec.lua
 ]]
@@ -27,6 +28,18 @@ describe("ltorch subcommands", function()
     local out, code = run(bin .. " inspect")
     assert.are.equal(2, code, out)
     assert.matches("usage:", out)
+  end)
+
+  it("runs the launcher and the project maker from the library", function()
+    local out, code = run(bin .. " run --help")
+    assert.are.equal(0, code, out)
+    assert.matches("%-%-nproc%-per%-node", out)
+    out, code = run("cd / && " .. bin .. " new --list")
+    assert.are.equal(0, code, out)
+    assert.matches("classifier", out)
+    out, code = run(bin .. " new nope /tmp/ltorch-subcommand-nope")
+    assert.are.equal(2, code, out)
+    assert.matches("unknown template 'nope'", out)
   end)
 
   it("lets a file of the same name win", function()

@@ -1,5 +1,5 @@
 -- spec/torch/seed_spec.lua — torch.seed and torch.initial_seed (lua/torch/init.lua,
--- bindings/lt_runtime.cpp) as PyTorch defines them.
+-- bindings/lt_settings.cpp) as PyTorch defines them.
 --
 -- Covers: torch.seed() takes no argument, seeds with a fresh non-deterministic value and returns
 -- it (an integer below 2^53, so a Lua number holds it exactly); two calls differ; passing a seed

@@ -11,7 +11,7 @@ local function main()
   local path = arg and arg[1]
   if not path then
     local defaults = dofile("config.lua")
-    path = torch.checkpoint.Manager(defaults.out .. "/checkpoints"):best()
+    path = torch.training_state.Manager(defaults.out .. "/checkpoints"):best()
     if not path then io.stderr:write("evaluate.lua: no checkpoint yet; run ltorch train.lua first\n"); os.exit(2) end
   end
   if not io.open(path, "rb") then io.stderr:write("evaluate.lua: no such file: " .. path .. "\n"); os.exit(2) end

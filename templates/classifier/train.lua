@@ -4,7 +4,7 @@
       ltorch train.lua                       # the full run
       ltorch train.lua --epochs 1 --limit-train 2000
       ltorch train.lua --device cuda --amp   # on a GPU, bfloat16 mixed precision
-  Writes <out>/metrics.jsonl (one line per epoch) and <out>/checkpoints/ (torch.checkpoint).
+  Writes <out>/metrics.jsonl (one line per epoch) and <out>/checkpoints/ (torch.training_state).
   The loop: model:train(); zero_grad -> forward (autocast with --amp) -> loss -> backward
   (loss scaled with --amp-dtype float16) -> clip -> step; validation under model:eval() +
   torch.inference_mode; losses averaged by sample count. Device and precision: amp.lua.
@@ -48,7 +48,7 @@ local function main()
   local model = model_mod.new(config):to(mp.device)
   local criterion = torch.nn.CrossEntropyLoss()
   local opt = torch.optim.AdamW(model:parameters(), { lr = config.lr, weight_decay = config.weight_decay })
-  local mgr = torch.checkpoint.Manager(config.out .. "/checkpoints", { keep_last = 1, best_metric = "val_loss", mode = "min" })
+  local mgr = torch.training_state.Manager(config.out .. "/checkpoints", { keep_last = 1, best_metric = "val_loss", mode = "min" })
   print(("%d parameters on %s"):format(model:num_parameters(), mp:describe()))
   local init_loss = run_epoch(model, val, criterion, mp)
   print(("loss at init %.4f (uniform guess ln(10) = %.4f)"):format(init_loss, math.log(10)))
@@ -66,7 +66,7 @@ local function main()
       { val_loss = val_loss })
   end
   log:close()
-  torch.checkpoint.load_training_state(mgr:best(), { model = model, restore_rng = false, map_location = mp.device })
+  torch.training_state.load_training_state(mgr:best(), { model = model, restore_rng = false, map_location = mp.device })
   local test_loss, test_acc = run_epoch(model, test, criterion, mp)
   print(("test loss %.4f  test accuracy %.2f %% (chance 10.00 %%)  best checkpoint %s"):format(
     test_loss, 100 * test_acc, mgr:best()))

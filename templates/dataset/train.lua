@@ -5,7 +5,7 @@
       ltorch train.lua --epochs 1            # a quick check
       ltorch train.lua --device cuda --amp   # on a GPU, bfloat16 mixed precision
   Run `ltorch check.lua` first on new data. Writes <out>/metrics.jsonl (one line per epoch)
-  and <out>/checkpoints/ (torch.checkpoint: model, optimizer, GradScaler with float16, epoch,
+  and <out>/checkpoints/ (torch.training_state: model, optimizer, GradScaler with float16, epoch,
   config with the classes).
   The loop: model:train(); zero_grad -> forward (autocast with --amp) -> loss -> backward
   (loss scaled with --amp-dtype float16) -> clip -> step; validation under model:eval() +
@@ -60,7 +60,7 @@ local function main()
   local init_loss = run_epoch(model, val, criterion, mp)
   print(("loss at init %.4f (uniform guess ln(%d) = %.4f)"):format(init_loss, k, math.log(k)))
   os.execute("mkdir -p '" .. config.out:gsub("'", "'\\''") .. "'")
-  local mgr = torch.checkpoint.Manager(config.out .. "/checkpoints", { keep_last = 1, best_metric = "val_loss", mode = "min" })
+  local mgr = torch.training_state.Manager(config.out .. "/checkpoints", { keep_last = 1, best_metric = "val_loss", mode = "min" })
   local log = assert(io.open(config.out .. "/metrics.jsonl", "wb"))
   local val_loss, val_acc
   for epoch = 1, config.epochs do

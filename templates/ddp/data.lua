@@ -6,7 +6,7 @@
   Replace this file to train on your own data: keep the same return values.
 ]]
 local torch = require "torch"
-local fmnist = require "torch.data.fashion_mnist"
+local fmnist = require "torch.data.fashion_mnist_files"
 local data = torch.utils.data
 
 local M = {}

@@ -82,7 +82,7 @@ end
      epoch after it; returns the first epoch to train. ]]
 local function resume(config, into, log)
   if tonumber(os.getenv("TORCHELASTIC_RESTART_COUNT") or "0") == 0 then return 1 end
-  local mgr = torch.checkpoint.Manager(config.out .. "/checkpoints", { keep_last = 1 })
+  local mgr = torch.training_state.Manager(config.out .. "/checkpoints", { keep_last = 1 })
   local st = mgr:load_latest(into)
   if not st then log("restarted with no checkpoint yet: starting from epoch 1"); return 1 end
   log(("restarted: resumed from %s (epoch %d done)"):format(mgr:latest(), st.epoch))
@@ -124,7 +124,7 @@ local function main()
   local mgr, metrics
   if rank == 0 then
     os.execute("mkdir -p '" .. config.out:gsub("'", "'\\''") .. "'")
-    mgr = torch.checkpoint.Manager(config.out .. "/checkpoints", { keep_last = 1, best_metric = "test_loss", mode = "min" })
+    mgr = torch.training_state.Manager(config.out .. "/checkpoints", { keep_last = 1, best_metric = "test_loss", mode = "min" })
     metrics = assert(io.open(config.out .. "/metrics.jsonl", first_epoch > 1 and "ab" or "wb"))
   end
   local test_acc

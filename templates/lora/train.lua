@@ -106,7 +106,7 @@ local function main()
   print(("%s val loss before fine-tuning %.4f (pretrained %.4f: B starts at zero)"):format(ft.name, start, ft_before))
   opt = torch.optim.AdamW(params, { lr = c.ft_lr, weight_decay = 0.0 })
   local adapters = lora.adapters(model)
-  local mgr = torch.checkpoint.Manager(c.out .. "/checkpoints", { keep_last = 1, best_metric = "val_loss", mode = "min" })
+  local mgr = torch.training_state.Manager(c.out .. "/checkpoints", { keep_last = 1, best_metric = "val_loss", mode = "min" })
   for epoch = 1, c.epochs do
     t0 = os.time()
     tl = train(model, opt, params, ft.train, steps(c.steps_per_epoch), c, mp)
@@ -116,7 +116,7 @@ local function main()
     mgr:save(epoch, { model = adapters, optimizer = opt, scaler = mp.scaler, epoch = epoch, config = c },
       { val_loss = vl })
   end
-  torch.checkpoint.load_training_state(mgr:best(), { model = adapters, restore_rng = false, map_location = mp.device })
+  torch.training_state.load_training_state(mgr:best(), { model = adapters, restore_rng = false, map_location = mp.device })
   local after, forgot = evaluate(model, ft_val, mp), evaluate(model, pre_val, mp)
   print(("%s val loss %.4f -> %.4f after LoRA"):format(ft.name, ft_before, after))
   print(("%s val loss %.4f -> %.4f (the pretraining text: what the adapters changed there)"):format(

@@ -22,7 +22,7 @@ local function main()
     else texts[#texts + 1], i = argv[i], i + 1 end
   end
   if #texts == 0 then for line in io.lines() do texts[#texts + 1] = line end end
-  path = path or torch.checkpoint.Manager(dofile("config.lua").out .. "/checkpoints"):best()
+  path = path or torch.training_state.Manager(dofile("config.lua").out .. "/checkpoints"):best()
   if not path or not io.open(path, "rb") then fail("no checkpoint (run ltorch train.lua first): " .. tostring(path)) end
   local st = torch.load(path, { map_location = "cpu" })   -- a checkpoint from a GPU run reads here too
   local config = st.config

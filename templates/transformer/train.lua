@@ -5,7 +5,7 @@
       ltorch train.lua                                   # the full run (~4 epochs)
       ltorch train.lua --epochs 1 --per-language 200     # a quick check
       ltorch train.lua --device cuda --amp               # on a GPU, bfloat16 mixed precision
-  Writes <out>/metrics.jsonl (one line per epoch) and <out>/checkpoints/ (torch.checkpoint:
+  Writes <out>/metrics.jsonl (one line per epoch) and <out>/checkpoints/ (torch.training_state:
   model, optimizer, GradScaler with float16, epoch, config with the vocabulary and class names).
   The loop: model:train(); zero_grad -> forward (autocast with --amp) -> loss -> backward
   (loss scaled with --amp-dtype float16) -> clip -> step; validation under model:eval() +
@@ -57,7 +57,7 @@ local function main()
   local init_loss = run_epoch(model, val, criterion, mp)
   print(("loss at init %.4f (uniform guess ln(%d) = %.4f)"):format(init_loss, #classes, math.log(#classes)))
   os.execute("mkdir -p '" .. config.out:gsub("'", "'\\''") .. "'")
-  local mgr = torch.checkpoint.Manager(config.out .. "/checkpoints", { keep_last = 1, best_metric = "val_loss", mode = "min" })
+  local mgr = torch.training_state.Manager(config.out .. "/checkpoints", { keep_last = 1, best_metric = "val_loss", mode = "min" })
   local log = assert(io.open(config.out .. "/metrics.jsonl", "wb"))
   for epoch = 1, config.epochs do
     local t0 = os.time()
@@ -72,7 +72,7 @@ local function main()
       { val_loss = val_loss })
   end
   log:close()
-  torch.checkpoint.load_training_state(mgr:best(), { model = model, restore_rng = false, map_location = mp.device })
+  torch.training_state.load_training_state(mgr:best(), { model = model, restore_rng = false, map_location = mp.device })
   local test_loss, test_acc = run_epoch(model, test, criterion, mp)
   local counts = torch.bincount(test.dataset.tensors[3])   -- test labels per class
   print(("test loss %.4f  test accuracy %.2f %% (majority class %.2f %%)  best checkpoint %s"):format(

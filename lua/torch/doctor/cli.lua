@@ -1,22 +1,34 @@
 --[[
   torch.doctor.cli — the doctor command line, as a function (tools/doctor.lua and `ltorch doctor`
-  call it): main(argv, prog) -> exit status, never os.exit itself.
+  call it): main(argv, prog, recipes) -> exit status, never os.exit itself.
 
     doctor [options] SCRIPT.lua [the script's own args ...]
     doctor [options] --recipe classifier [-- recipe flags, e.g. --model cnn --limit-train 6000]
   SCRIPT.lua is an ordinary training script (run under instrumentation for --steps optimizer
   steps, then stopped and examined) or a file returning a setup table (torch.doctor.setup).
   Doctor's options come before the script; everything after it is the script's.
+  `recipes` (optional) maps a recipe name to its adapter {parse = fn(flags) -> config,
+  setup = fn(config) -> setup}; the library knows no recipe itself: tools/doctor.lua passes
+  recipes/doctor_setup.lua's, `ltorch doctor` none (--recipe then says where it works).
   Exit 0: no check failed (warnings allowed); 1: a check failed; 2: usage or setup error.
 ]]
 local M = {}
 
-function M.usage(prog)
+local function names_of(recipes)
+  local out = {}
+  for k in pairs(recipes or {}) do out[#out + 1] = k end
+  table.sort(out)
+  return out
+end
+
+function M.usage(prog, recipes)
   prog = prog or "ltorch doctor"
+  local names = names_of(recipes)
+  local recipe_line = #names == 0 and "" or ("       %s [options] --recipe %s [-- recipe flags, e.g. --model cnn]\n")
+    :format(prog, table.concat(names, "|"))
   return ([[
 usage: %s [options] SCRIPT.lua [script args...]
-       %s [options] --recipe classifier [-- recipe flags, e.g. --model cnn]
-  Runs SCRIPT.lua, an ordinary training script, for a few optimizer steps under instrumentation
+%s  Runs SCRIPT.lua, an ordinary training script, for a few optimizer steps under instrumentation
   (module forwards and their train/eval mode, loss calls, zero_grad/backward/step, the LR,
   DataLoader batches, validation passes), stops it, and runs the training checklist on what it
   saw plus probes on its model, loss, optimizer and batches (overfit one batch, zeroed-input and
@@ -35,13 +47,7 @@ usage: %s [options] SCRIPT.lua [script args...]
   --json FILE    also write the findings as JSON (for CI)
   --verbose      let the script print while it runs
   --quiet        print only the most likely cause and the summary line
-  exit 0: no check failed; 1: a check failed; 2: usage or setup error]]):format(prog, prog)
-end
-
--- the repository root (where recipes/ lives): three levels above this file's lua/ folder
-local function repo_root()
-  local src = debug.getinfo(1, "S").source:gsub("^@", "")
-  return src:match("^(.*)/lua/torch/doctor/cli%.lua$") or "."
+  exit 0: no check failed; 1: a check failed; 2: usage or setup error]]):format(prog, recipe_line)
 end
 
 local function write_json(path, report)
@@ -60,9 +66,29 @@ local function write_json(path, report)
   return true
 end
 
-function M.main(argv, prog)
+-- The setup a recipe adapter builds from the recipe's flags; nil, exit status on failure.
+local function recipe_setup(recipes, name, args, bad, err)
+  local adapter = recipes and recipes[name]
+  if not adapter then
+    local known = names_of(recipes)
+    if #known == 0 then
+      return nil, bad("this command knows no recipe (from a source tree: build/ltorch tools/doctor.lua --recipe "
+        .. name .. ")")
+    end
+    return nil, bad("unknown recipe " .. name .. " (known: " .. table.concat(known, ", ") .. ")")
+  end
+  local okc, cfg = pcall(adapter.parse, args)
+  if not okc then
+    return nil, bad("bad recipe flags: " .. tostring(type(cfg) == "table" and (cfg.usage_error or "--help") or cfg))
+  end
+  local oks, s = pcall(adapter.setup, cfg)
+  if not oks then err(tostring(type(s) == "table" and s.usage_error or s)); return nil, 2 end
+  return s
+end
+
+function M.main(argv, prog, recipes)
   local err = function(msg) io.stderr:write(msg, "\n") end
-  local function bad(msg) err("doctor: " .. msg); err(M.usage(prog)); return 2 end
+  local function bad(msg) err("doctor: " .. msg); err(M.usage(prog, recipes)); return 2 end
   local opts, path, recipe, recipe_args = { args = {} }, nil, nil, {}
   local i = 1
   while i <= #argv do
@@ -71,7 +97,7 @@ function M.main(argv, prog)
       i = i + 1
       return argv[i]
     end
-    if a == "-h" or a == "--help" then io.stdout:write(M.usage(prog), "\n"); return 0
+    if a == "-h" or a == "--help" then io.stdout:write(M.usage(prog, recipes), "\n"); return 0
     elseif a == "--fix" then opts.fix = true
     elseif a == "--quiet" then opts.quiet = true
     elseif a == "--recipe" then recipe = value(); if not recipe then return bad("--recipe needs a name") end
@@ -105,16 +131,8 @@ function M.main(argv, prog)
   local doctor = require "torch.doctor"
   local setup = path
   if recipe then
-    if recipe ~= "classifier" then return bad("unknown recipe " .. recipe .. " (known: classifier)") end
-    package.path = repo_root() .. "/?.lua;" .. package.path
-    local okc, cfg = pcall(function()
-      return require("recipes.config").parse(recipe_args, require("recipes.classifier_lib").DEFAULTS)
-    end)
-    if not okc then
-      return bad("bad recipe flags: " .. tostring(type(cfg) == "table" and (cfg.usage_error or "--help") or cfg))
-    end
-    local oks, s = pcall(require("torch.doctor.recipe").classifier, cfg)
-    if not oks then err(tostring(type(s) == "table" and s.usage_error or s)); return 2 end
+    local s, status = recipe_setup(recipes, recipe, recipe_args, bad, err)
+    if not s then return status end
     setup = s
   end
   local ok, report = pcall(doctor.run, setup, opts)

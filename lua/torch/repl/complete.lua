@@ -61,7 +61,8 @@ local function members(v, methods_only)
   local torch = package.loaded.torch
   if torch and v == torch then
     generated("f", nil, out)
-    for _, k in ipairs({ "nn", "optim", "utils", "linalg", "special", "fft", "jit", "checkpoint", "serialization" }) do out[k] = true end
+    for _, k in ipairs({ "linalg", "special", "fft" }) do out[k] = true end
+    for _, k in ipairs(require("torch._lazy_modules").names()) do out[k] = true end
   elseif torch then
     for _, ns in ipairs({ "linalg", "special", "fft" }) do
       if rawget(torch, ns) == v then generated("f", ns .. "_", out) end

@@ -113,7 +113,7 @@ local function help_function(f, name, prefix, documented, missing)
     out(documented and pretty.paint("meta", "  ATen: " .. sig) or pretty.paint("heading", sig))
   end
   local lines, info = source_lines(f)
-  local generated = info.short_src:find("_dispatch%.lua") or info.short_src:find("_ops_generated%.lua")
+  local generated = info.short_src:find("_dispatch%.lua") or info.short_src:find("_ops_lookup%.lua")
   if lines and not generated then
     help_lua(name, prefix, lines, info, documented, #list > 0)
   elseif info.what == "C" and #list == 0 and not documented then

@@ -2,7 +2,7 @@
   torch.tools._setup — a doctor setup (torch.doctor.setup) for the timing tools: loaded with its
   failures turned into usage errors naming the script, and the first train batch as {x, y}.
   A recipe reaches the tools through a setup script that returns its builder's setup, e.g.
-  `return require("torch.doctor.recipe").classifier({limit_train = 512})`.
+  `local a = require("recipes.doctor_setup").classifier; return a.setup(a.parse({"--limit-train", "512"}))`.
 ]]
 local torch = require "torch"
 local T = require "torch.tools"

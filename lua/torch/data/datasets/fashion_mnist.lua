@@ -4,7 +4,7 @@
   FashionMNIST(split = "train"|"test", {root = dir, transform = t, target_transform = t})
     ds:len()      60000 / 10000
     ds:get(i)     {image, label}: image uint8 (28, 28) (or transform(image)), label 0..9 (a number)
-  Files come from Debian's dataset-fashion-mnist (torch.data.fashion_mnist reads the IDX);
+  Files come from Debian's dataset-fashion-mnist (torch.data.fashion_mnist_files reads the IDX);
   a missing file is an error naming the package and scripts/setup.sh. Built-in transforms are
   recorded in `ds.factory`, so DataLoader workers can rebuild the dataset by themselves.
 
@@ -13,7 +13,7 @@
     local ds = torch.utils.data.datasets.FashionMNIST("test", {transform = T.ToTensor()})
     local loader = torch.utils.data.DataLoader(ds, {batch_size = 64, num_workers = 2})
 ]]
-local fmnist = require "torch.data.fashion_mnist"
+local fmnist = require "torch.data.fashion_mnist_files"
 local transforms = require "torch.data.transforms"
 local dataset = require "torch.data.dataset"
 

@@ -1,10 +1,10 @@
--- spec/data/fashion_mnist_spec.lua — checks torch.data.fashion_mnist against the real
+-- spec/data/fashion_mnist_files_spec.lua — checks torch.data.fashion_mnist_files against the real
 -- Debian files (`dataset-fashion-mnist`, installed by scripts/setup.sh) and against
 -- Python reading the same .gz files with its gzip module.
 --
--- Run: `bash scripts/test.sh spec/data/fashion_mnist_spec.lua`.
+-- Run: `bash scripts/test.sh spec/data/fashion_mnist_files_spec.lua`.
 
-local fmnist = require "torch.data.fashion_mnist"
+local fmnist = require "torch.data.fashion_mnist_files"
 
 -- First label and the sum of all labels, as Python sees them (plain /usr/bin/python3,
 -- no torch needed): skip the 8-byte header of the labels file.
@@ -32,7 +32,7 @@ local function check_labels(labels)
   return counts
 end
 
-describe("torch.data.fashion_mnist", function()
+describe("torch.data.fashion_mnist_files", function()
   it("knows the four Debian paths", function()
     local p = fmnist.paths()
     assert.are.equal("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", p.train_images)

@@ -1,14 +1,14 @@
 --[[
-  torch.checkpoint — whole training state in one file, and a manager that keeps the last N
+  torch.training_state — whole training state in one file, and a manager that keeps the last N
   checkpoints plus the best one by a metric.
 
-      torch.checkpoint.save_training_state("ckpt.pt", {model = net, optimizer = opt,
+      torch.training_state.save_training_state("ckpt.pt", {model = net, optimizer = opt,
         scheduler = sched, scaler = scaler, epoch = 3, step = 1200, best_metric = 0.41,
         config = {lr = 0.1}})
-      local st = torch.checkpoint.load_training_state("ckpt.pt", {model = net, optimizer = opt})
+      local st = torch.training_state.load_training_state("ckpt.pt", {model = net, optimizer = opt})
       -- st.epoch, st.step, st.best_metric, st.config; the CPU RNG is restored too
 
-      local mgr = torch.checkpoint.Manager("runs/a", {keep_last = 3, best_metric = "val_loss", mode = "min"})
+      local mgr = torch.training_state.Manager("runs/a", {keep_last = 3, best_metric = "val_loss", mode = "min"})
       mgr:save(step, {model = net, optimizer = opt, epoch = e}, {val_loss = 0.3})
       mgr:load_latest({model = net, optimizer = opt})
 
@@ -17,6 +17,8 @@
   (PyTorch's zip): torch.load(path) in PyTorch reads it, keys "model", "optimizer", ...
   Saves are atomic (torch.save), and the manager's index is written after the checkpoint, so a
   crash never leaves the index pointing at a missing or partial file.
+  Named for what it keeps: PyTorch has no torch.checkpoint, and torch.utils.checkpoint is
+  activation recomputation; ltorch's earlier name torch.checkpoint raises an error naming this one.
 ]]
 local torch = require "torch"
 local serialization = require "torch.serialization"

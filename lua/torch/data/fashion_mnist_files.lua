@@ -1,4 +1,6 @@
--- torch/data/fashion_mnist.lua — locate and read Fashion-MNIST from the Debian package.
+-- torch.data.fashion_mnist_files — locate and read the Fashion-MNIST files of the Debian package
+-- (the raw IDX arrays, or tensors). The map-style Dataset over them, FashionMNIST, is
+-- torch.data.datasets.fashion_mnist.
 --
 -- Why: Fashion-MNIST is the main job's default dataset; Debian's `dataset-fashion-mnist`
 -- installs it (scripts/setup.sh does) as gzipped IDX files under
@@ -12,7 +14,7 @@
 -- `load(split)` returns the same as tensors: uint8 images (N, 28, 28), int64 labels (N).
 --
 -- Use:
---   local fmnist = require "torch.data.fashion_mnist"
+--   local fmnist = require "torch.data.fashion_mnist_files"
 --   local images, labels = fmnist.load_raw("test")
 --   print(images.dims[1], labels.data:byte(1))          --> 10000  9
 -- The directory can be overridden with LTORCH_FASHION_MNIST_DIR.
