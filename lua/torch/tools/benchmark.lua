@@ -71,22 +71,12 @@ function M.bench(setup, model, x, y, b, opts)
     peak_bytes = cuda and torch.cuda.max_memory_allocated() or M.peak_rss() }
 end
 
-local function sizes(s)
-  local list = {}
-  for part in tostring(s):gmatch("[^,]+") do
-    local n = tonumber(part)
-    if not n or n < 1 or n % 1 ~= 0 then T.usage_error("--batch-sizes expects whole numbers >= 1, got '%s'", part) end
-    list[#list + 1] = n
-  end
-  if #list == 0 then T.usage_error("--batch-sizes is empty") end
-  return list
-end
 
 function M.main(argv, out)
   local o, pos = T.parse(argv, { batch_sizes = "string", iters = "number", warmup = "number", device = "string", json = "boolean" })
   if o.help then out(M.usage); return 0 end
   if #pos ~= 1 then T.usage_error("one setup script expected") end
-  local bs = sizes(o.batch_sizes or "1,8,32")
+  local bs = T.whole_numbers(o.batch_sizes or "1,8,32", "--batch-sizes", 1)
   o.iters, o.warmup = o.iters or 10, o.warmup or 2
   if not (o.iters >= 1 and o.iters % 1 == 0) then T.usage_error("--iters must be a whole number >= 1") end
   if not (o.warmup >= 0 and o.warmup % 1 == 0) then T.usage_error("--warmup must be a whole number >= 0") end

@@ -50,6 +50,18 @@ function M.number(s, what)
   M.usage_error("%s expects a number, got '%s'", what, tostring(s))
 end
 
+-- "1,8,32" -> {1, 8, 32}: whole numbers >= min from a comma list (what: the flag, for errors).
+function M.whole_numbers(s, what, min)
+  local list = {}
+  for part in tostring(s):gmatch("[^,]+") do
+    local n = tonumber(part)
+    if not n or n < min or n % 1 ~= 0 then M.usage_error("%s expects whole numbers >= %d, got '%s'", what, min, part) end
+    list[#list + 1] = n
+  end
+  if #list == 0 then M.usage_error("%s is empty", what) end
+  return list
+end
+
 function M.parse(argv, spec)
   local o, pos = {}, {}
   local i = 1

@@ -77,16 +77,6 @@ function M.stall(setup, opts)
     samples_per_sec = n / math.max(wait, 1e-9), stall = wait / math.max(wait + step, 1e-12) }
 end
 
-local function counts(s)
-  local list = {}
-  for part in tostring(s):gmatch("[^,]+") do
-    local n = tonumber(part)
-    if not n or n < 0 or n % 1 ~= 0 then T.usage_error("--workers expects whole numbers >= 0, got '%s'", part) end
-    list[#list + 1] = n
-  end
-  if #list == 0 then T.usage_error("--workers is empty") end
-  return list
-end
 
 local function whole(o, k, min)
   if o[k] ~= nil and not (o[k] >= min and o[k] % 1 == 0) then
@@ -101,7 +91,7 @@ function M.main(argv, out)
   if #pos ~= 1 then T.usage_error("one dataset or setup script expected") end
   whole(o, "batch_size", 1); whole(o, "batches", 1)
   if o.max_stall and not (o.max_stall >= 0 and o.max_stall <= 1) then T.usage_error("--max-stall must be in [0, 1]") end
-  local opts = { workers = counts(o.workers or "0,1,2"), batch_size = o.batch_size or 32, batches = o.batches or 50 }
+  local opts = { workers = T.whole_numbers(o.workers or "0,1,2", "--workers", 0), batch_size = o.batch_size or 32, batches = o.batches or 50 }
   local max_stall = o.max_stall or 0.2
   local v = D.load_script(pos[1])
   local r, code = {}, 0
