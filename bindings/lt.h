@@ -152,6 +152,25 @@ int lt_seed(uint64_t *out);
 int lt_initial_seed(uint64_t *out);   /* the CPU generator's current seed (torch.initial_seed) */
 int lt_set_num_threads(int n);
 int lt_get_num_threads(int *out);
+/* libtorch's global context (bindings/lt_context.cpp): torch.use_deterministic_algorithms and
+ * torch.set_float32_matmul_precision; a precision is 0 'highest', 1 'high', 2 'medium'. */
+int lt_set_deterministic(int on, int warn_only);
+int lt_get_deterministic(int *on, int *warn_only);
+int lt_set_float32_matmul_precision(const char *name);
+int lt_get_float32_matmul_precision(int *out);
+/* libtorch's warnings (TORCH_WARN), printed to stderr like Python's default filter (bindings/
+ * lt_warnings.cpp). enable installs ltorch's handler on the calling thread: each distinct warning
+ * prints once. set_notify (also enables) queues the thread's warnings and calls notify(ctx) after
+ * each; the notified host finds the user's call site and calls flush(site) on that thread, which
+ * prints each queued warning once per (site, message). forget(ctx) drops every thread's notify
+ * with that ctx (at the host's close) and prints what they still queued. warn_always (libtorch's
+ * too: TORCH_WARN_ONCE repeats) prints every warning every time. */
+int lt_warnings_enable(void);
+int lt_warnings_set_notify(void (*notify)(void *ctx), void *ctx);
+void lt_warnings_forget(void *ctx);
+int lt_warnings_flush(const char *site);
+int lt_set_warn_always(int on);
+int lt_get_warn_always(int *out);
 
 /* ---- devices and dtypes ---- */
 int lt_device_parse(const char *spec, int *device_type, int *device_index);
@@ -503,6 +522,11 @@ int lt_function_attach(lt_tensor **results, const lt_tensor *const *outputs, int
                        const char *name);
 int lt_tensor_register_hook(const lt_tensor *t, int64_t id, int *handle);
 int lt_tensor_remove_hook(const lt_tensor *t, int handle);
+/* x:register_post_accumulate_grad_hook (a leaf that requires grad): after x.grad is accumulated,
+ * the engine asks Lua to run hook `id` with x. One per tensor: a tensor that has one keeps it and
+ * *current says its id. remove drops it. */
+int lt_tensor_post_accumulate_hook(const lt_tensor *t, int64_t id, int64_t *current);
+int lt_tensor_remove_post_accumulate_hook(const lt_tensor *t);
 /* LT_CDEF_END */
 
 #ifdef __cplusplus

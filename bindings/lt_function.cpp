@@ -34,11 +34,13 @@
  * drops the context on its own thread.
  */
 #include "lt_internal.hpp"
+#include "lt_warnings.hpp"
 
 #include <ATen/ThreadLocalState.h>
 #include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
 #include <atomic>
@@ -76,6 +78,8 @@ struct Job {
   std::function<void()> work;
   at::ThreadLocalState tls;     /* the starting Lua thread's grad mode, autocast, ... */
   std::thread thread;
+  /* The starting Lua thread's warning handler: the engine's warnings go to its Lua call site. */
+  c10::WarningHandler *warnings = c10::WarningUtils::get_warning_handler();
   bool grad_mode = false;       /* the starting thread's grad mode, restored by lt_autograd_unwind */
   bool finished = false;
   bool failed = false;
@@ -99,6 +103,7 @@ thread_local std::vector<Job *> tl_jobs;         /* jobs this thread started and
 void run_job(Job *job) {
   {
     at::ThreadLocalStateGuard guard(job->tls);
+    c10::WarningUtils::WarningHandlerGuard warnings_guard(job->warnings);
     try {
       job->work();
     } catch (...) {
@@ -342,6 +347,7 @@ int lt_autograd_reply(lt_autograd_request *handle, const lt_tensor *const *grads
 int lt_autograd_job_finish(lt_autograd_job *handle, lt_tensor **results, int capacity) {
   Job *job = reinterpret_cast<Job *>(handle);
   if (job->thread.joinable()) job->thread.join();
+  lt::warnings_deliver();  /* what the engine's threads warned, to this thread's call site */
   for (size_t i = tl_jobs.size(); i-- > 0;)
     if (tl_jobs[i] == job) {
       tl_jobs.erase(tl_jobs.begin() + static_cast<long>(i));
@@ -481,6 +487,46 @@ int lt_tensor_register_hook(const lt_tensor *t, int64_t id, int *handle) {
 int lt_tensor_remove_hook(const lt_tensor *t, int handle) {
   LT_TRY
   lt::get(t).remove_hook(static_cast<unsigned>(handle));
+  LT_CATCH
+}
+
+namespace {
+/* x:register_post_accumulate_grad_hook: once AccumulateGrad has updated x.grad, Lua hook `id`
+ * runs with x (its result is ignored). libtorch holds one such hook per tensor; the Lua side
+ * keeps the list of hooks behind the id. Counts as a live callback, like the tensor hooks. */
+struct PostAccumulateHook : torch::autograd::PostAccumulateGradHook {
+  int64_t id;
+  std::thread::id owner = std::this_thread::get_id();
+  explicit PostAccumulateHook(int64_t id_) : id(id_) { ++g_live_callbacks; }
+  ~PostAccumulateHook() override { --g_live_callbacks; }
+  void operator()(const torch::autograd::Variable &tensor) override {
+    call_lua(owner, LT_AUTOGRAD_CALL_HOOK, id, {tensor});
+  }
+};
+}  // namespace
+
+int lt_tensor_post_accumulate_hook(const lt_tensor *t, int64_t id, int64_t *current) {
+  LT_TRY
+  const at::Tensor &self = lt::get(t);
+  if (!self.requires_grad())
+    throw lt::ValueError("cannot register a hook on a tensor that doesn't require gradient");
+  if (self.grad_fn()) throw lt::ValueError("post accumulate grad hooks cannot be registered on non-leaf tensors");
+  auto &slot = torch::autograd::impl::post_acc_grad_hooks(self);
+  auto *ours = dynamic_cast<PostAccumulateHook *>(slot.get());
+  if (ours == nullptr) {
+    torch::autograd::impl::set_post_acc_grad_hooks(self, std::make_unique<PostAccumulateHook>(id));
+    *current = id;
+  } else {
+    *current = ours->id;
+  }
+  LT_CATCH
+}
+
+int lt_tensor_remove_post_accumulate_hook(const lt_tensor *t) {
+  LT_TRY
+  const at::Tensor &self = lt::get(t);
+  if (dynamic_cast<PostAccumulateHook *>(torch::autograd::impl::post_acc_grad_hooks(self).get()) != nullptr)
+    torch::autograd::impl::set_post_acc_grad_hooks(self, nullptr);
   LT_CATCH
 }
 

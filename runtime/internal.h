@@ -33,6 +33,9 @@ void ltorch_interrupt_register(lua_State *L, int table_index);
 /* 1 while the innermost Lua function running is atomic: an interrupt hook must wait. */
 int ltorch_interrupt_deferred(lua_State *L);
 
+/* warnings.c — adds _LTORCH.watch_warnings: libtorch's warnings once per Lua call site. */
+void ltorch_warnings_register(lua_State *L, int table_index);
+
 /* repl.c — the "torch.repl.native" preload (readline, history, completion, Ctrl-C), and
  * ltorch_pcall whose error handler opens the post-mortem debugger before unwinding. */
 void ltorch_repl_register(lua_State *L);

@@ -2,13 +2,14 @@
   torch._tensor_str — tostring(x) in PyTorch's repr format, so printed tensors read the same as
   in Python: tensor([[1.0000, 2.5000], ...], dtype=torch.float64, requires_grad=True).
 
-  Follows torch/_tensor_str.py (PyTorch 1.13) with its default print options: precision 4,
-  summarise above 1000 elements showing 3 edge items per dim, line width 80. The number format
-  is chosen once per tensor over the values shown: integer-valued floats print as "1.", a wide
-  range (max/min > 1000, max > 1e8, or min < 1e-4) switches to scientific notation. Complex
+  Follows torch/_tensor_str.py (PyTorch 2.11) and its print options (M.options, set by
+  torch.set_printoptions: lua/torch/_python_utils.lua): by default precision 4, summarise above
+  1000 elements showing 3 edge items per dim, line width 80. The number format is chosen once
+  per tensor over the values shown: integer-valued floats print as "1.", a wide range (max/min >
+  1000, max > 1e8, or min < 1e-4) switches to scientific notation unless sci_mode is set. Complex
   tensors format real and imaginary parts apart ("1.+2.j"), read from a contiguous CPU copy.
 
-  Usage:  print(x); tostring(x); torch.set_printoptions is not provided yet.
+  Usage:  print(x); tostring(x); torch.set_printoptions{precision = 2}.
 ]]
 local ffi = require "ffi"
 local _C = require "torch._C"
@@ -21,7 +22,9 @@ local Tensor = T.Tensor
 local out = ffi.new("lt_tensor*[1]")
 local M = {}
 
-local PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = 4, 1000, 3, 80
+-- PyTorch's PRINT_OPTS; sci_mode nil chooses per tensor (PyTorch's None).
+local OPTS = { precision = 4, threshold = 1000, edgeitems = 3, linewidth = 80, sci_mode = nil }
+M.options = OPTS
 local floor, abs, huge, max, min = math.floor, math.abs, math.huge, math.max, math.min
 
 -- A complex tensor's elements as 2 * numel doubles, (real, imag) interleaved. Lua numbers
@@ -37,13 +40,13 @@ local function complex_values(x)
   return buf, sizes, numel
 end
 
--- PyTorch's get_summarized_data: the first and last EDGEITEMS of every longer dim, cut before
+-- PyTorch's get_summarized_data: the first and last OPTS.edgeitems of every longer dim, cut before
 -- any value is read, so printing a huge (e.g. expanded) tensor reads only what it shows.
 local function summarized(x, sizes)
   for d = 1, #sizes do
-    if sizes[d] > 2 * EDGEITEMS then
-      local head = Tensor.narrow(x, d - 1, 0, EDGEITEMS)
-      local tail = Tensor.narrow(x, d - 1, -EDGEITEMS, EDGEITEMS)  -- sizes[d] may exceed 2^53
+    if sizes[d] > 2 * OPTS.edgeitems then
+      local head = Tensor.narrow(x, d - 1, 0, OPTS.edgeitems)
+      local tail = Tensor.narrow(x, d - 1, -OPTS.edgeitems, OPTS.edgeitems)  -- sizes[d] may exceed 2^53
       local arr = _C.TensorArray(2)
       arr[0], arr[1] = head.h, tail.h
       check(C.lt_cat(out, arr, 2, d - 1), "tostring")
@@ -70,7 +73,7 @@ local function shown_values(x, summarize, complex)
     local n = sizes[d]
     local idx = {}
     for i = 0, n - 1 do idx[#idx + 1] = i end
-    return idx, summarize and full[d] > 2 * EDGEITEMS
+    return idx, summarize and full[d] > 2 * OPTS.edgeitems
   end
   local kept, cut = {}, {}
   for d = 1, ndim do kept[d], cut[d] = keep(d) end
@@ -93,17 +96,26 @@ local function shown_values(x, summarize, complex)
   return values, nested, cut, ndim, imags
 end
 
+-- Numbers go through C's snprintf: LuaJIT's own string.format rounds a tie away from zero
+-- ("%.2f" of 7.125 gives 7.13), where C and Python round the exact binary value (7.12).
+pcall(ffi.cdef, "int snprintf(char *s, size_t n, const char *format, ...);")
+local fmt_buf = ffi.new("char[?]", 512)
+local function c_format(spec, v)
+  local n = ffi.C.snprintf(fmt_buf, 512, spec, ffi.new("double", v))
+  return ffi.string(fmt_buf, math.min(n, 511))
+end
+
 local function fmt_fixed(v, digits)
   if v ~= v then return "nan" end
   if v == huge then return "inf" end
   if v == -huge then return "-inf" end
-  return string.format("%." .. digits .. "f", v)
+  return c_format("%." .. digits .. "f", v)
 end
 local function fmt_sci(v)
   if v ~= v then return "nan" end
   if v == huge then return "inf" end
   if v == -huge then return "-inf" end
-  return string.format("%." .. PRECISION .. "e", v)
+  return c_format("%." .. OPTS.precision .. "e", v)
 end
 
 -- Returns format(v) -> padded string, and the width.
@@ -134,17 +146,14 @@ local function formatter(values, dt)
   end
   local sci = false
   if any then
-    if int_mode then
-      if hi / lo > 1000 or hi > 1e8 then sci = true end
-    else
-      if hi / lo > 1000 or hi > 1e8 or lo < 1e-4 then sci = true end
-    end
+    sci = OPTS.sci_mode
+    if sci == nil then sci = hi / lo > 1000 or hi > 1e8 or lo < 1e-4 end
     for _, v in ipairs(values) do
       if v == v and v ~= huge and v ~= -huge and v ~= 0 then
         local s
         if sci then s = fmt_sci(v)
         elseif int_mode then s = fmt_fixed(v, 0) .. "."
-        else s = fmt_fixed(v, PRECISION) end
+        else s = fmt_fixed(v, OPTS.precision) end
         width = max(width, #s)
       end
     end
@@ -155,7 +164,7 @@ local function formatter(values, dt)
     elseif int_mode then
       s = fmt_fixed(v, 0)
       if v == v and v ~= huge and v ~= -huge then s = s .. "." end
-    else s = fmt_fixed(v, PRECISION) end
+    else s = fmt_fixed(v, OPTS.precision) end
     return string.rep(" ", width - #s) .. s
   end, width
 end
@@ -179,10 +188,10 @@ local function default_complex()
 end
 
 local function vector_str(list, cut, indent, format, width)
-  local per_line = max(1, floor((LINEWIDTH - indent) / (width + 2)))
+  local per_line = max(1, floor((OPTS.linewidth - indent) / (width + 2)))
   local data = {}
   for i, v in ipairs(list) do
-    if cut and i == EDGEITEMS + 1 then data[#data + 1] = " ..." end
+    if cut and i == OPTS.edgeitems + 1 then data[#data + 1] = " ..." end
     data[#data + 1] = format(v)
   end
   local lines = {}
@@ -196,7 +205,7 @@ local function nested_str(level, d, ndim, cut, indent, format, width)
   if d == ndim then return vector_str(level, cut[d], indent, format, width) end
   local parts = {}
   for i, sub in ipairs(level) do
-    if cut[d] and i == EDGEITEMS + 1 then parts[#parts + 1] = "..." end
+    if cut[d] and i == OPTS.edgeitems + 1 then parts[#parts + 1] = "..." end
     parts[#parts + 1] = nested_str(sub, d + 1, ndim, cut, indent + 1, format, width)
   end
   return "[" .. table.concat(parts, "," .. string.rep("\n", ndim - d) .. string.rep(" ", indent + 1)) .. "]"
@@ -207,7 +216,7 @@ local function add_suffixes(body, suffixes, indent)
   local nl = body:match(".*()\n")
   local last_len = #body - (nl or 0) + 1
   for _, s in ipairs(suffixes) do
-    if last_len + #s + 2 > LINEWIDTH then
+    if last_len + #s + 2 > OPTS.linewidth then
       parts[#parts + 1] = ",\n" .. string.rep(" ", indent) .. s
       last_len = indent + #s
     else
@@ -217,6 +226,13 @@ local function add_suffixes(body, suffixes, indent)
   end
   parts[#parts + 1] = ")"
   return table.concat(parts)
+end
+
+-- Python's str(tuple(shape)): "()", "(3,)", "(2, 3)".
+local function size_tuple(sizes, ndim)
+  local parts = {}
+  for i = 1, ndim do parts[i] = tostring(sizes[i]) end
+  return "(" .. table.concat(parts, ", ") .. (ndim == 1 and ",)" or ")")
 end
 
 function M.repr(x)
@@ -233,17 +249,18 @@ function M.repr(x)
   local body
   if numel == 0 then
     body = "[]"
-    if ndim ~= 1 then
-      local parts = {}
-      for i = 1, ndim do parts[i] = tostring(sizes[i]) end
-      suffixes[#suffixes + 1] = "size=(" .. table.concat(parts, ", ") .. (ndim == 1 and ",)" or ")")
-    end
+    if ndim ~= 1 then suffixes[#suffixes + 1] = "size=" .. size_tuple(sizes, ndim) end
     if dt ~= dtype_mod.default_float then suffixes[#suffixes + 1] = "dtype=" .. tostring(dt) end
   else
+    if OPTS.edgeitems == 0 then suffixes[#suffixes + 1] = "size=" .. size_tuple(sizes, ndim) end
     if dt ~= dtype_mod.default_float and dt ~= default_complex() and dt.name ~= "int64" and dt.name ~= "bool" then
       suffixes[#suffixes + 1] = "dtype=" .. tostring(dt)
     end
-    local values, nested, cut, _, imags = shown_values(x, numel > THRESHOLD, dt.is_complex)
+  end
+  if numel > 0 and OPTS.edgeitems == 0 and ndim > 0 and numel > OPTS.threshold then
+    body = "[...]"     -- PyTorch: no edge items, nothing of the data shown
+  elseif numel > 0 then
+    local values, nested, cut, _, imags = shown_values(x, numel > OPTS.threshold, dt.is_complex)
     local format, width
     if dt.is_complex then format, width = complex_formatter(values, imags)
     else format, width = formatter(values, dt) end

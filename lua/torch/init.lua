@@ -169,4 +169,14 @@ require("torch._python_defaults").install(torch, T.Tensor)
 -- x.mT, x.H, x.real, x.nbytes, x.is_cpu, ...: PyTorch's attributes as values (torch._tensor_properties).
 require("torch._tensor_properties").install()
 
+-- PyTorch's Python-level torch.* functions and Tensor methods, written in Lua: warnings once per
+-- call site, determinism switches, unique, lu and low-rank SVD/PCA, shapes and print options,
+-- and Tensor methods such as resize and register_post_accumulate_grad_hook.
+require("torch._warnings").install(torch)
+require("torch._determinism").install(torch)
+require("torch._python_utils").install(torch)
+require("torch._unique").install(torch, T.Tensor)
+require("torch._linalg_python").install(torch, T.Tensor)
+require("torch._tensor_python").install(T.Tensor)
+
 return torch
