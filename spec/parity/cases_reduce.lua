@@ -125,8 +125,8 @@ add("searchsorted", { T({ 6 }, "sorted"), T({ 3, 4 }), { right = true } }, { gra
 add("bucketize", { T({ 3, 4 }), T({ 6 }, "sorted") }, { grad = false })
 add("cov", { T({ 3, 6 }) }, { tol = F32 })
 add("corrcoef", { T({ 3, 6 }) }, { tol = F32 })
-add("unique_consecutive", { V({ 1, 1, 2, 2, 3, 1, 1, 2 }, "int64"), { return_counts = true } },
-  { py = "torch.ops.aten.unique_consecutive" })   -- torch.unique_consecutive (Python) drops unrequested outputs
+add("unique_consecutive", { V({ 1, 1, 2, 2, 3, 1, 1, 2 }, "int64"), { return_counts = true } })
+add("unique_consecutive", { V({ 1, 1, 2, 2, 3, 1, 1, 2 }, "int64"), { return_inverse = true, return_counts = true } })
 add("_unique2", { V({ 3, 1, 2, 3, 1, 5 }, "int64"), true, true, true })
 add("unique_dim", { V({ { 1, 2 }, { 3, 4 }, { 1, 2 } }, "int64"), 0 })
 add("aminmax", { T({ 7 }) }, { grad = false })
