@@ -51,18 +51,34 @@ function M.is_warn_always_enabled(...)
   return int_out[0] ~= 0
 end
 
---[[ warn(msg, level): a UserWarning raised by the library's Lua code, printed like Python's
-     warnings.warn(msg, stacklevel): once per message and call site (the function at `level`,
-     counted as error's levels from warn's caller), every time under set_warn_always(true). ]]
+--[[ warn(msg, level, category): a warning raised by the library's Lua code, printed like Python's
+     warnings.warn(msg, category, stacklevel): once per message and call site, every time under
+     set_warn_always(true). The call site is the function at `level` (counted as error's levels
+     from warn's caller), or with no level the first frame outside ltorch's library (the user's
+     line, however deep the library's own calls). category: "UserWarning" (default),
+     "FutureWarning", "DeprecationWarning". ]]
 local printed = {}
-function M.warn(msg, level)
-  local info = debug.getinfo((level or 1) + 1, "Sl")
+
+local function user_frame()
+  for level = 3, 60 do
+    local info = debug.getinfo(level, "Sl")
+    if info == nil then return nil end
+    if info.what ~= "C" and not info.source:find("/lua/torch/", 1, true) and not info.source:find("^@lua/torch/")
+      and info.currentline > 0 then
+      return info
+    end
+  end
+  return nil
+end
+
+function M.warn(msg, level, category)
+  local info = level and debug.getinfo(level + 1, "Sl") or user_frame()
   local site = info and info.currentline > 0 and (info.short_src .. ":" .. info.currentline) or nil
   local key = (site or "") .. "\n" .. msg
   local ok, always = pcall(M.is_warn_always_enabled)
   if printed[key] and not (ok and always) then return end
   printed[key] = true
-  io.stderr:write(site and (site .. ": ") or "", "UserWarning: ", msg, "\n")
+  io.stderr:write(site and (site .. ": ") or "", category or "UserWarning", ": ", msg, "\n")
 end
 
 function M.install(torch)

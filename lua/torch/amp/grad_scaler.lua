@@ -44,7 +44,7 @@ GradScaler.__index = GradScaler
 
 local defaults = { init_scale = 2.0 ^ 16, growth_factor = 2.0, backoff_factor = 0.5, growth_interval = 2000, enabled = true }
 
-local function warn(msg) io.stderr:write("UserWarning: ", msg, "\n") end
+local function warn(msg) require("torch._warnings").warn(msg) end
 
 -- new(device, opts) or new(opts): PyTorch's positional device first, or the options alone
 -- (device may then be one of them).

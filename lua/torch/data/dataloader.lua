@@ -108,8 +108,8 @@ function DataLoader._new(dataset, opts)
   -- dataset as it is then
   if self.num_workers > 0 then self:_shipped(0, 3) end
   if opts.pin_memory and not device.cuda.is_available() then
-    io.stderr:write("UserWarning: 'pin_memory' argument is set as true but no accelerator is found, "
-      .. "then device pinned memory won't be used.\n")
+    require("torch._warnings").warn("'pin_memory' argument is set as true but no accelerator is found, "
+      .. "then device pinned memory won't be used.")
   end
   self.pin_memory = opts.pin_memory == true and device.cuda.is_available()
   self.batched = opts.batch_size ~= false

@@ -149,7 +149,7 @@ function M.broadcast_shape(a, b)
   return out
 end
 
-M.warn = function(msg) io.stderr:write("UserWarning: ", msg, "\n") end
+M.warn = function(msg) require("torch._warnings").warn(msg) end
 local broadcast_warned = {}
 
 --[[ PyTorch's element-wise losses: a target shaped unlike the input warns (once per loss) and

@@ -52,7 +52,7 @@ function M.one_hot(labels, num_classes)
   return wrap(out[0])
 end
 
-function M._warn(msg) io.stderr:write("UserWarning: ", msg, "\n") end
+function M._warn(msg) require("torch._warnings").warn(msg) end
 A.warn = function(msg) return M._warn(msg) end
 
 for _, name in ipairs({ "torch.nn.functional_loss", "torch.nn.functional_activation", "torch.nn.functional_layers",

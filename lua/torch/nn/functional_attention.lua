@@ -146,7 +146,7 @@ end
 
 ---------------------------------------------------------------- masks
 -- Replaced by torch.nn.functional with its own warning hook (one place to capture warnings).
-function M._warn(msg) io.stderr:write("UserWarning: ", msg, "\n") end
+function M._warn(msg) require("torch._warnings").warn(msg) end
 local warned = {}
 
 --[[ _canonical_mask(mask, mask_name, other_dtype, other_name, target_dtype, who) -> float mask or nil.

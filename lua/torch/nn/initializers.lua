@@ -116,13 +116,9 @@ def("xavier_normal_", "tensor, gain=1.0, generator=None", function(t, a)
 end)
 
 -- PyTorch's kaiming inits leave a zero-element tensor alone, with a warning (nn.Linear(0, n)).
-local warned_zero_element = false
 local function zero_element(t)
   if t:numel() ~= 0 then return false end
-  if not warned_zero_element then
-    warned_zero_element = true
-    io.stderr:write("UserWarning: Initializing zero-element tensors is a no-op\n")
-  end
+  require("torch._warnings").warn("Initializing zero-element tensors is a no-op")
   return true
 end
 
@@ -188,7 +184,7 @@ end)
 
 --[[ PyTorch's deprecated names without the trailing underscore (nn.init.uniform, ...): each
      calls the new one and warns once, with PyTorch's FutureWarning text. ]]
-function M._warn(msg) io.stderr:write("FutureWarning: ", msg, "\n") end
+function M._warn(msg) require("torch._warnings").warn(msg, nil, "FutureWarning") end
 
 local function deprecated(new_name)
   local old_name, warned = new_name:sub(1, -2), false

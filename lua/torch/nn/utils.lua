@@ -146,7 +146,7 @@ local CLIP_VALUE = P.signature("clip_grad_value_", "parameters, clip_value, fore
 function M.clip_grad_norm_(...) return clip_grad_norm_(P.lua_form(CLIP_NORM, P.bind_given(CLIP_NORM, ...), 2)) end
 function M.clip_grad_value_(...) return clip_grad_value_(P.lua_form(CLIP_VALUE, P.bind_given(CLIP_VALUE, ...), 2)) end
 
-function M._warn(msg) io.stderr:write("FutureWarning: ", msg, "\n") end
+function M._warn(msg) require("torch._warnings").warn(msg, nil, "FutureWarning") end
 local clip_norm_warned = false
 local CLIP_NORM_OLD = P.signature("clip_grad_norm", "parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None")
 function M.clip_grad_norm(...)

@@ -55,7 +55,7 @@ local function check_module(fname, m, name)
 end
 
 ---------------------------------------------------------------- weight norm
-function M._warn(msg) io.stderr:write("FutureWarning: ", msg, "\n") end
+function M._warn(msg) require("torch._warnings").warn(msg, nil, "FutureWarning") end
 local warned = false
 function M._reset_warnings() warned = false end   -- specs
 
