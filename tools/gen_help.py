@@ -454,6 +454,10 @@ CONV = "torch.nn.functional.conv2d"
 CONV_T = "torch.nn.functional.conv_transpose2d"
 SYNC = "torch.nn.functional.batch_norm"
 FAMILY = {
+    "CrossMapLRN2d": ("torch.nn.LocalResponseNorm", "nn.CrossMapLRN2d(size, alpha=1e-4, beta=0.75, k=1) is the "
+                      "legacy Lua Torch form of LocalResponseNorm, kept by PyTorch for 4-D input."),
+    "RNNCellBase": ("torch.nn.RNNCell", "nn.RNNCellBase is the base class of nn.RNNCell, nn.LSTMCell and nn.GRUCell: "
+                    "their weights (weight_ih, weight_hh, bias_ih, bias_hh) and init."),
     "clamp_max": ("torch.clamp", "clamp_max(input, max) is clamp(input, {max = max}): every element capped at max."),
     "clamp_min": ("torch.clamp", "clamp_min(input, min) is clamp(input, {min = min}): every element raised to at least min."),
     "rsub": ("torch.sub", "rsub(input, other, {alpha = 1}) is other - alpha * input: sub with its operands swapped."),
