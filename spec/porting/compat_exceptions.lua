@@ -17,9 +17,7 @@ return {
   },
   missing = {
     -- torch.nn
-    ["torch.nn.Container"] = "deprecated in PyTorch (warns; use nn.Module or nn.Sequential): not provided",
     ["torch.nn.DataParallel"] = "not implemented: single-process multi-GPU replication (ltorch runs one device per process)",
-    ["torch.nn.NLLLoss2d"] = "deprecated alias of nn.NLLLoss in PyTorch: not provided (nn.NLLLoss takes N-d input)",
     ["torch.nn.SyncBatchNorm"] = "not implemented: batch statistics synchronised across processes need torch.distributed's process groups",
     -- torch.nn.functional
     ["torch.nn.functional.grouped_mm"] = "not implemented: CUDA-only float8 / grouped GEMM kernels",

@@ -46,6 +46,7 @@ local families = {
   "torch.nn.shape",        -- Unflatten, Fold, Unfold
   "torch.nn.vision",       -- PixelShuffle, PixelUnshuffle, ChannelShuffle, Upsample*
   "torch.nn.distance",     -- CosineSimilarity, PairwiseDistance
+  "torch.nn.deprecated",   -- NLLLoss2d, Container (PyTorch's deprecated names, with its warnings)
 }
 for _, name in ipairs(families) do
   for k, v in pairs(require(name)) do
