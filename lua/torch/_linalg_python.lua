@@ -19,20 +19,11 @@ local W = require "torch._pywrap"
 local T = require "torch._tensor"
 local args = require "torch._args"
 local creation = require "torch._creation"
-local dispatch = require "torch._dispatch"
 local dtype_mod = require "torch.dtype"
 
 local M = {}
 
-local ops = {}
-local function op(name)
-  local f = ops[name]
-  if f == nil then
-    f = assert(dispatch.function_for(name, "torch." .. name), name)
-    ops[name] = f
-  end
-  return f
-end
+local op = W.op
 
 ---------------------------------------------------------------- torch.lu
 -- Copies results into the caller's out tensors (PyTorch: out[i].resize_as_(r).copy_(r)).

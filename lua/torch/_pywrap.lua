@@ -18,6 +18,17 @@ local args = require "torch._args"
 
 local M = {}
 
+-- The generated function torch.<name> (the dispatcher's, not a fast path), looked up once.
+local ops = {}
+function M.op(name)
+  local f = ops[name]
+  if f == nil then
+    f = assert(require("torch._dispatch").function_for(name, "torch." .. name), name)
+    ops[name] = f
+  end
+  return f
+end
+
 -- The message of an error raised inside the library, without its "file:line: " position.
 function M.bare(msg)
   if type(msg) ~= "string" then return msg end

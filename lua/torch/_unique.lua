@@ -16,19 +16,10 @@
 ]]
 local P = require "torch._pysig"
 local W = require "torch._pywrap"
-local dispatch = require "torch._dispatch"
 
 local M = {}
 
-local ops = {}
-local function op(name)
-  local f = ops[name]
-  if f == nil then
-    f = assert(dispatch.function_for(name, "torch." .. name), name)
-    ops[name] = f
-  end
-  return f
-end
+local op = W.op
 
 -- PyTorch's _return_output / _return_inverse / _return_counts / _return_inverse_counts.
 local function pick(a, output, inverse, counts)

@@ -154,4 +154,29 @@ function M.guard(label, fn, ...)
   M.rethrow(label, out)
 end
 
+-- A pooling layer's input: (N, C, *spatial) or (C, *spatial), with d spatial dims.
+local SPATIAL = { [1] = "L", [2] = "H, W", [3] = "D, H, W" }
+function M.check_pooling_input(label, x, d)
+  if not torch.is_tensor(x) then M.fail(("%s: expected a Tensor input, got %s"):format(label, type(x))) end
+  if x:dim() ~= d + 1 and x:dim() ~= d + 2 then
+    M.fail(("%s: expected input of shape (N, C, %s) or (C, %s), got %s"):format(label, SPATIAL[d], SPATIAL[d],
+      M.shape(x)))
+  end
+end
+
+-- A layer's input must be a Tensor: "<name>: expected a Tensor input, got <type>" at the user's line.
+function M.check_tensor(name, x)
+  if not torch.is_tensor(x) then M.fail(("%s: expected a Tensor input, got %s"):format(name, type(x))) end
+end
+
+-- Registers self.bias as a Parameter of n elements (factory options f), or as nil without bias,
+-- as PyTorch's layers do (the key then stays out of the state_dict).
+function M.optional_bias(self, has_bias, n, f)
+  if has_bias then
+    self.bias = require("torch.nn.module").Parameter(torch.empty(n, f))
+  else
+    self:register_parameter("bias", nil)
+  end
+end
+
 return M

@@ -37,11 +37,7 @@ function Bilinear:__init(in1_features, in2_features, out_features, ...)
   self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
   local f = { dtype = a.dtype, device = a.device }
   self.weight = Parameter(torch.empty(out_features, in1_features, in2_features, f))
-  if a.bias == nil or a.bias == true then
-    self.bias = Parameter(torch.empty(out_features, f))
-  else
-    self:register_parameter("bias", nil)
-  end
+  U.optional_bias(self, a.bias == nil or a.bias == true, out_features, f)
   self:reset_parameters()
 end
 

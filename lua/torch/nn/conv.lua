@@ -262,4 +262,14 @@ for _, name in ipairs({ "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d" 
     .. "bias=True, dilation=1, padding_mode='zeros', device=None, dtype=None")
 end
 
+-- True when class c is (or derives from) ConvTranspose1d/2d/3d: their weight is (in, out/groups, *k),
+-- so weight and spectral norms take dim 1 where other layers take 0.
+function M.is_transposed(c)
+  while c do
+    if c == M.ConvTranspose1d or c == M.ConvTranspose2d or c == M.ConvTranspose3d then return true end
+    c = rawget(c, "__base")
+  end
+  return false
+end
+
 return M

@@ -11,6 +11,7 @@ local Module = require("torch.nn.module").Module
 local Parameter = require("torch.nn.module").Parameter
 local init = require "torch.nn.initializers"
 local A = require "torch.nn._fargs"
+local U = require "torch.nn._layer_util"
 
 local M = {}
 
@@ -28,11 +29,7 @@ function Linear:__init(in_features, out_features, opts)
   self.in_features, self.out_features = in_features, out_features
   local f = factory_opts(opts)
   self.weight = Parameter(torch.empty(out_features, in_features, f))
-  if opts == nil or opts.bias ~= false then
-    self.bias = Parameter(torch.empty(out_features, f))
-  else
-    self:register_parameter("bias", nil)
-  end
+  U.optional_bias(self, opts == nil or opts.bias ~= false, out_features, f)
   self:reset_parameters()
 end
 

@@ -130,14 +130,7 @@ end
 
 function SpectralNorm:right_inverse(value) return value end
 
-local function is_conv_transpose(m)
-  local c = parametrize.type_before_parametrizations(m)
-  while c do
-    if c == conv.ConvTranspose1d or c == conv.ConvTranspose2d or c == conv.ConvTranspose3d then return true end
-    c = rawget(c, "__base")
-  end
-  return false
-end
+local function is_conv_transpose(m) return conv.is_transposed(parametrize.type_before_parametrizations(m)) end
 
 local SPECTRAL_NORM = P.signature("spectral_norm", "module, name='weight', n_power_iterations=1, eps=1e-12, dim=None")
 function M.spectral_norm(...)

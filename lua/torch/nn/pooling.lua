@@ -21,7 +21,6 @@
 
   Usage:  nn.Sequential(nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2), nn.AdaptiveAvgPool2d(1))
 ]]
-local torch = require "torch"
 local Module = require("torch.nn.module").Module
 local U = require "torch.nn._layer_util"
 
@@ -30,7 +29,6 @@ local A = require "torch.nn._fargs"
 
 local M = {}
 
-local SPATIAL = { [1] = "L", [2] = "H, W", [3] = "D, H, W" }
 
 -- Checks a size setting: a non-negative int or a table of d of them. Returns v unchanged.
 local function size_arg(name, what, v, d)
@@ -47,14 +45,7 @@ local function size_arg(name, what, v, d)
   return v
 end
 
--- (N, C, *spatial) or (C, *spatial), d spatial dims.
-local function check_input(label, x, d)
-  if not torch.is_tensor(x) then U.fail(("%s: expected a Tensor input, got %s"):format(label, type(x))) end
-  if x:dim() ~= d + 1 and x:dim() ~= d + 2 then
-    U.fail(("%s: expected input of shape (N, C, %s) or (C, %s), got %s"):format(label, SPATIAL[d], SPATIAL[d],
-      U.shape(x)))
-  end
-end
+local check_input = U.check_pooling_input
 
 -- An int as PyTorch's _single: {v}.
 local function single(v) return U.is_int(v) and { v } or v end

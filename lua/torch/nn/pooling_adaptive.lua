@@ -15,7 +15,6 @@
 
   Usage:  nn.Sequential(nn.Conv2d(3, 8, 3), nn.AdaptiveAvgPool2d(1), nn.Flatten())
 ]]
-local torch = require "torch"
 local Module = require("torch.nn.module").Module
 local U = require "torch.nn._layer_util"
 
@@ -24,7 +23,6 @@ local A = require "torch.nn._fargs"
 
 local M = {}
 
-local SPATIAL = { [1] = "L", [2] = "H, W", [3] = "D, H, W" }
 
 local function pyrepr_size(v)
   if type(v) ~= "table" then return U.pyrepr(v) end
@@ -62,13 +60,7 @@ local function resolve(size, x, d)
   return out
 end
 
-local function check_input(label, x, d)
-  if not torch.is_tensor(x) then U.fail(("%s: expected a Tensor input, got %s"):format(label, type(x))) end
-  if x:dim() ~= d + 1 and x:dim() ~= d + 2 then
-    U.fail(("%s: expected input of shape (N, C, %s) or (C, %s), got %s"):format(label, SPATIAL[d], SPATIAL[d],
-      U.shape(x)))
-  end
-end
+local check_input = U.check_pooling_input
 
 local function label(self) return self._class.__name .. "(output_size=" .. pyrepr_size(self.output_size) .. ")" end
 local function extra_repr(self) return "output_size=" .. pyrepr_size(self.output_size) end

@@ -34,15 +34,8 @@ local A = require "torch.nn._fargs"
 
 local M = {}
 
-local SPATIAL = { [1] = "L", [2] = "H, W", [3] = "D, H, W" }
 
-local function check_input(label, x, d)
-  if not torch.is_tensor(x) then U.fail(("%s: expected a Tensor input, got %s"):format(label, type(x))) end
-  if x:dim() ~= d + 1 and x:dim() ~= d + 2 then
-    U.fail(("%s: expected input of shape (N, C, %s) or (C, %s), got %s"):format(label, SPATIAL[d], SPATIAL[d],
-      U.shape(x)))
-  end
-end
+local check_input = U.check_pooling_input
 
 local function label(self) return ("%s(kernel_size=%s)"):format(self._class.__name, U.pyrepr(self.kernel_size)) end
 

@@ -15,7 +15,6 @@
   Usage:  nn.Sequential(nn.Linear(16, 50), nn.Unflatten(1, {2, 5, 5}))
           local cols = nn.Unfold({2, 3}, {stride = 1})(x)     -- x (N, C, H, W)
 ]]
-local torch = require "torch"
 local Module = require("torch.nn.module").Module
 local F = require "torch.nn.functional"
 local U = require "torch.nn._layer_util"
@@ -23,9 +22,7 @@ local A = require "torch.nn._fargs"
 
 local M = {}
 
-local function check_tensor(name, x)
-  if not torch.is_tensor(x) then U.fail(("%s: expected a Tensor input, got %s"):format(name, type(x))) end
-end
+local check_tensor = U.check_tensor
 
 -- A size setting of Fold / Unfold: an int or a table of ints (its length is F.fold's to check).
 local function size_arg(name, what, v)

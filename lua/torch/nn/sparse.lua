@@ -89,22 +89,27 @@ end
 
 function Embedding:_label() return ("Embedding(%d, %d)"):format(self.num_embeddings, self.embedding_dim) end
 
-function Embedding:forward(input)
-  local label = self:_label()
+--[[ Checks an index input of Embedding / EmbeddingBag: a Tensor of int64 or int32. On CPU libtorch
+     reports a bad index as an error; on an accelerator it would be a device-side assert that
+     poisons the context, so the range is checked there first (two reductions and a sync). ]]
+local function check_indices(label, input, num_embeddings)
   if not torch.is_tensor(input) then U.fail(("%s: expected a Tensor of indices, got %s"):format(label, type(input))) end
   local dt = tostring(input.dtype):gsub("^torch%.", "")
   if dt ~= "int64" and dt ~= "int32" then
     U.fail(("%s: expected int64 or int32 indices, got %s of shape %s"):format(label, dt, U.shape(input)))
   end
-  -- On CPU libtorch reports a bad index as an error; on an accelerator it would be a device-side
-  -- assert that poisons the context, so check there first (costs two reductions and a sync).
   if input.device.type ~= "cpu" and input:numel() > 0 then
     local lo, hi = input:min():item(), input:max():item()
-    if lo < 0 or hi >= self.num_embeddings then
+    if lo < 0 or hi >= num_embeddings then
       U.fail(("%s: index out of range: indices must lie in [0, %d), got values in [%d, %d] (input of shape %s)")
-        :format(label, self.num_embeddings, lo, hi, U.shape(input)))
+        :format(label, num_embeddings, lo, hi, U.shape(input)))
     end
   end
+end
+
+function Embedding:forward(input)
+  local label = self:_label()
+  check_indices(label, input, self.num_embeddings)
   if self.max_norm ~= nil then
     -- embedding_renorm_ works on contiguous indices; it rescales the weight rows in place.
     input = input:contiguous()
@@ -197,19 +202,7 @@ local BAG_FORWARD = A.signature("EmbeddingBag.forward", "input, offsets=None, pe
 function EmbeddingBag:forward(...)
   local a = A.bind(BAG_FORWARD, ...)
   local input, label = a.input, self:_label()
-  if not torch.is_tensor(input) then U.fail(("%s: expected a Tensor of indices, got %s"):format(label, type(input))) end
-  local dt = tostring(input.dtype):gsub("^torch%.", "")
-  if dt ~= "int64" and dt ~= "int32" then
-    U.fail(("%s: expected int64 or int32 indices, got %s of shape %s"):format(label, dt, U.shape(input)))
-  end
-  -- As Embedding: on an accelerator a bad index would be a device-side assert, so check first.
-  if input.device.type ~= "cpu" and input:numel() > 0 then
-    local lo, hi = input:min():item(), input:max():item()
-    if lo < 0 or hi >= self.num_embeddings then
-      U.fail(("%s: index out of range: indices must lie in [0, %d), got values in [%d, %d] (input of shape %s)")
-        :format(label, self.num_embeddings, lo, hi, U.shape(input)))
-    end
-  end
+  check_indices(label, input, self.num_embeddings)
   return U.guard(label, F.embedding_bag, input, self.weight, a.offsets, self.max_norm, self.norm_type,
     self.scale_grad_by_freq, self.mode, self.sparse, a.per_sample_weights, self.include_last_offset, self.padding_idx)
 end

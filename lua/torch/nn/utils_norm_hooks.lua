@@ -125,14 +125,7 @@ local function spectral_weight(m, name, o, power)
   return weight / torch.dot(u, torch.mv(mat, v))
 end
 
-local function is_conv_transpose(m)
-  local c = rawget(m, "_class")
-  while c do
-    if c == conv.ConvTranspose1d or c == conv.ConvTranspose2d or c == conv.ConvTranspose3d then return true end
-    c = rawget(c, "__base")
-  end
-  return false
-end
+local function is_conv_transpose(m) return conv.is_transposed(rawget(m, "_class")) end
 
 local SPECTRAL_NORM = P.signature("spectral_norm", "module, name='weight', n_power_iterations=1, eps=1e-12, dim=None")
 function M.spectral_norm(...)

@@ -15,7 +15,6 @@
   Usage:  nn.Sequential(nn.Conv2d(8, 12, 3, {padding = 1}), nn.PixelShuffle(2))
           nn.Upsample({scale_factor = 2, mode = "bilinear", align_corners = false})(x)
 ]]
-local torch = require "torch"
 local Module = require("torch.nn.module").Module
 local F = require "torch.nn.functional"
 local U = require "torch.nn._layer_util"
@@ -23,9 +22,7 @@ local A = require "torch.nn._fargs"
 
 local M = {}
 
-local function check_tensor(name, x)
-  if not torch.is_tensor(x) then U.fail(("%s: expected a Tensor input, got %s"):format(name, type(x))) end
-end
+local check_tensor = U.check_tensor
 
 ---------------------------------------------------------------- pixel and channel shuffles
 -- name(field): one positive integer setting, forward fn(x, setting).
