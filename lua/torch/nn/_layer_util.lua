@@ -179,4 +179,10 @@ function M.optional_bias(self, has_bias, n, f)
   end
 end
 
+-- The repr line of a pooling window: "kernel_size=.., stride=.., padding=..".
+function M.window_repr(self)
+  return ("kernel_size=%s, stride=%s, padding=%s"):format(M.pyrepr(self.kernel_size), M.pyrepr(self.stride),
+    M.pyrepr(self.padding))
+end
+
 return M

@@ -120,10 +120,7 @@ local function avg_pool(d)
     return U.guard(self:_label(), F["avg_pool" .. d .. "d"], x, self.kernel_size, self.stride, self.padding,
       self.ceil_mode, self.count_include_pad, self.divisor_override)
   end
-  function cls:extra_repr()
-    return ("kernel_size=%s, stride=%s, padding=%s"):format(U.pyrepr(self.kernel_size), U.pyrepr(self.stride),
-      U.pyrepr(self.padding))
-  end
+  cls.extra_repr = U.window_repr
   M[name] = cls
   local d_text = d == 1 and "" or ", divisor_override=None"
   A.init(cls, "kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True" .. d_text)

@@ -60,10 +60,7 @@ local function max_unpool(d)
     return U.guard(self:_label(), F["max_unpool" .. d .. "d"], x, indices, self.kernel_size, self.stride,
       self.padding, output_size)
   end
-  function cls:extra_repr()
-    return ("kernel_size=%s, stride=%s, padding=%s"):format(U.pyrepr(self.kernel_size), U.pyrepr(self.stride),
-      U.pyrepr(self.padding))
-  end
+  cls.extra_repr = U.window_repr
   M[name] = cls
   A.init(cls, "kernel_size, stride=None, padding=0", "all")
 end

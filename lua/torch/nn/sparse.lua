@@ -34,6 +34,16 @@ local F = require "torch.nn.functional"
 
 local M = {}
 
+-- padding_idx in [-num_embeddings, num_embeddings) as PyTorch checks it, made non-negative (or nil).
+local function padding_index(name, padding_idx, num_embeddings)
+  if padding_idx == nil then return nil end
+  if not U.is_int(padding_idx) or padding_idx >= num_embeddings or padding_idx < -num_embeddings then
+    U.fail(("%s: padding_idx must be within num_embeddings (%d), got %s"):format(name, num_embeddings,
+      tostring(padding_idx)))
+  end
+  return padding_idx < 0 and num_embeddings + padding_idx or padding_idx
+end
+
 local ARGS = { "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse", "_weight", "dtype", "device" }
 
 local Embedding = Module:extend("Embedding")
@@ -50,15 +60,7 @@ function Embedding:__init(num_embeddings, embedding_dim, ...)
     end
   end
   self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-  local padding_idx = a.padding_idx
-  if padding_idx ~= nil then
-    if not U.is_int(padding_idx) or padding_idx >= num_embeddings or padding_idx < -num_embeddings then
-      U.fail(("Embedding: padding_idx must be within num_embeddings (%d), got %s"):format(num_embeddings,
-        tostring(padding_idx)))
-    end
-    if padding_idx < 0 then padding_idx = num_embeddings + padding_idx end
-  end
-  self.padding_idx = padding_idx
+  self.padding_idx = padding_index("Embedding", a.padding_idx, num_embeddings)
   self.max_norm = a.max_norm
   self.norm_type = a.norm_type == nil and 2.0 or a.norm_type
   self.scale_grad_by_freq = a.scale_grad_by_freq == true
@@ -166,15 +168,7 @@ function EmbeddingBag:__init(num_embeddings, embedding_dim, ...)
   self.max_norm = a.max_norm
   self.norm_type = a.norm_type == nil and 2.0 or a.norm_type
   self.scale_grad_by_freq = a.scale_grad_by_freq == true
-  local padding_idx = a.padding_idx
-  if padding_idx ~= nil then
-    if not U.is_int(padding_idx) or padding_idx >= num_embeddings or padding_idx < -num_embeddings then
-      U.fail(("EmbeddingBag: padding_idx must be within num_embeddings (%d), got %s"):format(num_embeddings,
-        tostring(padding_idx)))
-    end
-    if padding_idx < 0 then padding_idx = num_embeddings + padding_idx end
-  end
-  self.padding_idx = padding_idx
+  self.padding_idx = padding_index("EmbeddingBag", a.padding_idx, num_embeddings)
   if a._weight == nil then
     self.weight = Parameter(torch.empty(num_embeddings, embedding_dim, { dtype = a.dtype, device = a.device }))
     self:reset_parameters()
