@@ -75,6 +75,7 @@ describe("generated help table", function()
     local by_reason, by_source = {}, { pytorch = 0, borrowed = 0, ltorch = 0, aten = 0 }
     for _, e in ipairs(list) do
       local source, why = docs.source(e[1]), docs.missing(e[1])
+      assert.truthy(source or why, "neither documented nor listed as missing: " .. e[1])
       local pytorch_text = source == "pytorch" or source == "borrowed"
       if source then
         documented = documented + 1
