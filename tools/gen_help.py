@@ -454,6 +454,10 @@ CONV = "torch.nn.functional.conv2d"
 CONV_T = "torch.nn.functional.conv_transpose2d"
 SYNC = "torch.nn.functional.batch_norm"
 FAMILY = {
+    "NLLLoss2d": ("torch.nn.NLLLoss", "nn.NLLLoss2d is PyTorch's deprecated name of nn.NLLLoss (which takes N-d input "
+                  "itself); it warns and works the same."),
+    "Container": ("torch.nn.Module", "nn.Container is PyTorch's deprecated holder of named modules, "
+                  "nn.Container({name = module, ...}); it warns. Subclass nn.Module instead."),
     "CrossMapLRN2d": ("torch.nn.LocalResponseNorm", "nn.CrossMapLRN2d(size, alpha=1e-4, beta=0.75, k=1) is the "
                       "legacy Lua Torch form of LocalResponseNorm, kept by PyTorch for 4-D input."),
     "RNNCellBase": ("torch.nn.RNNCell", "nn.RNNCellBase is the base class of nn.RNNCell, nn.LSTMCell and nn.GRUCell: "
