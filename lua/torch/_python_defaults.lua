@@ -92,10 +92,17 @@ local function tensordot(a, b, dims, ...)
     return generated_tensordot(a, b, dims, ...)   -- ATen's (a, b, dims_a, dims_b[, opts])
   end
   local bound = P.bind(TENSORDOT, a, b, dims, ...)
+  for i, name in ipairs({ "a", "b" }) do
+    if not is_tensor(bound[name]) then P.fail("bad argument #%d to 'tensordot' (Tensor expected, got %s)", i,
+      args.typename(bound[name])) end
+  end
   local d, da, db = bound.dims, {}, {}
   if is_tensor(d) then d = d:numel() == 1 and d:item() or d:tolist() end
   if type(d) == "number" then
     if d < 0 or d ~= math.floor(d) then P.fail("tensordot expects dims >= 0, but got dims=%s", tostring(d)) end
+    if d > bound.a:dim() or d > bound.b:dim() then
+      P.fail("tensordot: dims=%s is more than the dims of a (%d) or b (%d)", tostring(d), bound.a:dim(), bound.b:dim())
+    end
     for i = 1, d do da[i] = i - d - 1; db[i] = i - 1 end
   elseif type(d) == "table" and #d == 2 then
     da = type(d[1]) == "table" and d[1] or { d[1] }
