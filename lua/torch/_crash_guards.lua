@@ -10,6 +10,14 @@
       tools/api_fuzz.lua):
         python3 -c 'import torch; torch.lu_unpack(torch.zeros(3, 4, dtype=torch.uint8),
                     torch.zeros(0, dtype=torch.int32))'      -> Segmentation fault
+
+    normal(mean, std, size, {out=}): a size with a negative dimension resizes `out` to it (the
+      numel overflow is raised only afterwards), and the next op on that tensor crashes (found by
+      tools/api_fuzz.lua, seed 3):
+        python3 -c 'import torch; o = torch.zeros(2, 2); torch.normal(1.5, 1.0, (-2, 1), out=o)
+                    ... ; o.zero_()'                               -> Segmentation fault
+      Without out= libtorch raises "Trying to create tensor with negative dimension -2"; the guard
+      raises that for both forms.
 ]]
 local args = require "torch._args"
 local dispatch = require "torch._dispatch"
@@ -36,6 +44,25 @@ function M.lu_unpack(...)
   end
   generated_lu_unpack = generated_lu_unpack or dispatch.function_for("lu_unpack", "torch.lu_unpack")
   return generated_lu_unpack(...)
+end
+
+local generated_normal
+function M.normal(...)
+  local a, n = args.pack(...)
+  for i = 1, n do
+    local v = a[i]
+    local size = type(v) == "table" and not T.is_tensor(v) and (v.size or (v[1] ~= nil and v)) or nil
+    if type(size) == "table" then
+      for _, d in ipairs(size) do
+        if type(d) == "number" and d < 0 then
+          error(("torch.normal: Trying to create tensor with negative dimension %d: %s"):format(d,
+            tostring(require("torch").Size(size))), 2)
+        end
+      end
+    end
+  end
+  generated_normal = generated_normal or dispatch.function_for("normal", "torch.normal")
+  return generated_normal(...)
 end
 
 return M

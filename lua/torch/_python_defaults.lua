@@ -123,6 +123,7 @@ local function python_norm(fast, sig)
   return function(...)
     local a = P.bind(sig, ...)
     a.input = a.input or a.self
+    if not is_tensor(a.input) then P.fail("bad argument #1 to 'norm' (Tensor expected, got %s)", args.typename(a.input)) end
     local kw = (a.out ~= nil or a.dtype ~= nil) and { out = a.out, dtype = a.dtype } or nil
     if a.p == "inf" then a.p = math.huge elseif a.p == "-inf" then a.p = -math.huge end   -- Lua's spelling of float('inf')
     if type(a.p) == "string" and a.p ~= "fro" then

@@ -158,6 +158,11 @@ function M.set_printoptions(...)
     local v = W.int(PRINT, a, name, 2, true)
     if v ~= nil and v < 0 then error(("set_printoptions: %s must be non-negative, got %d"):format(name, v), 2) end
   end
+  -- C's printf takes a precision up to INT_MAX, but no double has more than 17 significant digits
+  -- and the printer formats into a 512-byte buffer: beyond 100 digits is refused, not truncated.
+  if a.precision ~= nil and a.precision > 100 then
+    error(("set_printoptions: precision must be at most 100, got %d"):format(a.precision), 2)
+  end
   if a.threshold ~= nil and type(a.threshold) ~= "number" then
     error("set_printoptions(): argument 'threshold' must be a number, not " .. args.typename(a.threshold), 2)
   end

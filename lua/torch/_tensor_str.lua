@@ -102,6 +102,7 @@ pcall(ffi.cdef, "int snprintf(char *s, size_t n, const char *format, ...);")
 local fmt_buf = ffi.new("char[?]", 512)
 local function c_format(spec, v)
   local n = ffi.C.snprintf(fmt_buf, 512, spec, ffi.new("double", v))
+  if n < 0 then error("tostring: cannot format " .. tostring(v) .. " with " .. spec, 0) end
   return ffi.string(fmt_buf, math.min(n, 511))
 end
 

@@ -222,18 +222,31 @@ for method, name in pairs({ float = "float32", double = "float64", half = "float
   long = "int64", int = "int32", short = "int16", char = "int8", byte = "uint8", bool = "bool" }) do
   local d = dtype_mod.by_name[name]
   -- x:float({memory_format = ...}) as PyTorch's x.float(memory_format=...); other keys are errors
-  Tensor[method] = function(self, opts) return Tensor.to(self, d, opts) end
+  Tensor[method] = function(self, opts)
+    if opts ~= nil and not args.is_options(opts) then args.bad(method, 2, "keyword table", args.typename(opts)) end
+    return Tensor.to(self, d, opts)
+  end
 end
-function Tensor.cpu(self, opts) return Tensor.to(self, device_mod.cpu, opts) end
--- cuda(device=None, non_blocking=False, memory_format=...): a device index or a keyword table
-function Tensor.cuda(self, index, opts)
-  if args.is_options(index) then index, opts = index.device, index end
+function Tensor.cpu(self, opts)
+  if opts ~= nil and not args.is_options(opts) then args.bad("cpu", 2, "keyword table", args.typename(opts)) end
+  return Tensor.to(self, device_mod.cpu, opts)
+end
+-- cuda(device=None, non_blocking=False, memory_format=...): an index, "cuda:1", a device, or keywords
+function Tensor.cuda(self, device, opts)
+  if args.is_options(device) then device, opts = device.device, device end
+  if opts ~= nil and not args.is_options(opts) then args.bad("cuda", 3, "keyword table", args.typename(opts)) end
   if opts ~= nil and opts.device ~= nil then
     local o = {}
     for k, v in pairs(opts) do if k ~= "device" then o[k] = v end end
     opts = o
   end
-  return Tensor.to(self, device_mod.new("cuda", index), opts)
+  local dev
+  if device == nil or type(device) == "number" then
+    dev = device_mod.new("cuda", device ~= nil and args.int("cuda", 2, device) or nil)
+  else
+    dev = device_mod.resolve(device, "cuda", 2)
+  end
+  return Tensor.to(self, dev, opts)
 end
 
 local legacy_names = { float32 = "Float", float64 = "Double", float16 = "Half", bfloat16 = "BFloat16",
