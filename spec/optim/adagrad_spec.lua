@@ -28,21 +28,7 @@ local cases = {
 }
 
 describe("optim.Adagrad", function()
-  local ref
-  setup(function() ref = H.reference(cases) end)
-
-  for _, case in ipairs(cases) do
-    it("matches PyTorch step by step: " .. case.name, function()
-      H.check_run(case, ref[case.name], true, TOL)
-      local opt = H.check_run(case, ref[case.name], false, TOL)
-      H.check_state(opt, ref[case.name], TOL)
-    end)
-  end
-
-  it("resumes from state_dict identically", function()
-    H.check_resume(cases[2], ref.lr_decay, true, 3, TOL)
-    H.check_resume(cases[6], ref.groups, false, 2, TOL)
-  end)
+  H.describe_cases(cases, TOL, { { 2, true, 3 }, { 6, false, 2 } })
 
   -- PyTorch 2.11 fills every group's sum with the constructor's initial_accumulator_value and
   -- ignores a group's own; ltorch honours the group's value (the documented meaning).

@@ -38,22 +38,7 @@ local cases = {
 }
 
 describe("optim.Adam and optim.AdamW", function()
-  local ref
-  setup(function() ref = H.reference(cases) end)
-
-  for _, case in ipairs(cases) do
-    it("matches PyTorch step by step: " .. case.name, function()
-      H.check_run(case, ref[case.name], true, TOL)
-      local opt = H.check_run(case, ref[case.name], false, TOL)
-      H.check_state(opt, ref[case.name], TOL)
-    end)
-  end
-
-  it("resumes from state_dict identically", function()
-    H.check_resume(cases[1], ref.adam, true, 3, TOL)
-    H.check_resume(cases[6], ref.adam_all, false, 2, TOL)
-    H.check_resume(cases[12], ref.adamw_groups, true, 4, TOL)
-  end)
+  H.describe_cases(cases, TOL, { { 1, true, 3 }, { 6, false, 2 }, { 12, true, 4 } })
 
   it("keeps step as a float32 0-dim tensor per parameter, as PyTorch", function()
     local ps = H.fresh_params()

@@ -206,4 +206,24 @@ function H.check_resume(case, ref, foreach, k, tol)
   at(case.name .. " resumed after step " .. k, function() approx.check(H.values(ps2), ref.params[H.STEPS], tol) end)
 end
 
+--[[ The parity block every optimizer spec runs, as busted blocks in the calling spec: one PyTorch
+     run for all cases; per case the parameters after each step (foreach on and off) and the
+     state; then each resume in `resumes` ({case index, foreach, steps before the state_dict
+     round trip}) continues identically. Returns nothing; call it inside a describe. ]]
+function H.describe_cases(cases, tol, resumes)
+  local env = getfenv(2)   -- busted's setup/it live in the spec file's environment
+  local ref
+  env.setup(function() ref = H.reference(cases) end)
+  for _, case in ipairs(cases) do
+    env.it("matches PyTorch step by step: " .. case.name, function()
+      H.check_run(case, ref[case.name], true, tol)
+      local opt = H.check_run(case, ref[case.name], false, tol)
+      H.check_state(opt, ref[case.name], tol)
+    end)
+  end
+  env.it("resumes from state_dict identically", function()
+    for _, r in ipairs(resumes) do H.check_resume(cases[r[1]], ref[cases[r[1]].name], r[2], r[3], tol) end
+  end)
+end
+
 return H

@@ -31,21 +31,7 @@ local cases = {
 }
 
 describe("optim.RMSprop", function()
-  local ref
-  setup(function() ref = H.reference(cases) end)
-
-  for _, case in ipairs(cases) do
-    it("matches PyTorch step by step: " .. case.name, function()
-      H.check_run(case, ref[case.name], true, TOL)
-      local opt = H.check_run(case, ref[case.name], false, TOL)
-      H.check_state(opt, ref[case.name], TOL)
-    end)
-  end
-
-  it("resumes from state_dict identically", function()
-    H.check_resume(cases[5], ref.centered_momentum, true, 3, TOL)
-    H.check_resume(cases[8], ref.groups, false, 2, TOL)
-  end)
+  H.describe_cases(cases, TOL, { { 5, true, 3 }, { 8, false, 2 } })
 
   it("keeps step as a float32 0-dim tensor, as PyTorch 2.11; a number step (1.x checkpoint) becomes one", function()
     local ps = H.fresh_params()

@@ -34,21 +34,7 @@ local cases = {
 }
 
 describe("optim.SGD", function()
-  local ref
-  setup(function() ref = H.reference(cases) end)
-
-  for _, case in ipairs(cases) do
-    it("matches PyTorch step by step: " .. case.name, function()
-      H.check_run(case, ref[case.name], true, TOL)
-      local opt = H.check_run(case, ref[case.name], false, TOL)
-      H.check_state(opt, ref[case.name], TOL)
-    end)
-  end
-
-  it("resumes from state_dict identically", function()
-    H.check_resume(cases[2], ref.momentum, true, 3, TOL)
-    H.check_resume(cases[9], ref.groups, false, 2, TOL)
-  end)
+  H.describe_cases(cases, TOL, { { 2, true, 3 }, { 9, false, 2 } })
 
   it("state_dict has PyTorch's layout", function()
     local ps = H.fresh_params()
