@@ -117,13 +117,7 @@ local function file_size(path)
   return f, size
 end
 
-local function load_pt(path, f, size, map_location)
-  local names = zipdir.list(function(offset, n) f:seek("set", offset); return f:read(n) or "" end, size)
-  local prefixed = {}
-  for _, n in ipairs(names) do prefixed[n:match("^[^/]*/(.*)$") or n] = true end
-  if not prefixed["data.pkl"] then error("load: archive has no data.pkl (a TorchScript archive? use torch.jit.load)", 0) end
-  check(C.lt_zip_reader_open(reader_out, path), "load", 3)
-  local r = ffi.gc(reader_out[0], C.lt_zip_reader_free)
+local function read_pt(r, prefixed, map_location)
   local raw = read_record(r, "data.pkl")
   local data = ffi.string(raw:data_ptr(), raw:numel())
   local hooks = {
@@ -148,6 +142,23 @@ local function load_pt(path, f, size, map_location)
     end,
   }
   return pickle.load(data, hooks)
+end
+
+local function load_pt(path, f, size, map_location)
+  local names = zipdir.list(function(offset, n) f:seek("set", offset); return f:read(n) or "" end, size)
+  local prefixed = {}
+  for _, n in ipairs(names) do prefixed[n:match("^[^/]*/(.*)$") or n] = true end
+  if not prefixed["data.pkl"] then error("load: archive has no data.pkl (a TorchScript archive? use torch.jit.load)", 0) end
+  check(C.lt_zip_reader_open(reader_out, path), "load", 3)
+  local r = ffi.gc(reader_out[0], C.lt_zip_reader_free)
+  -- Every record is copied out while the pickle is read, so the reader (and its descriptor)
+  -- is closed before load returns, error or not: a loop of loads holds no file, and a
+  -- checkpoint deleted after loading frees its disk space at once.
+  local ok, result = pcall(read_pt, r, prefixed, map_location)
+  ffi.gc(r, nil)
+  C.lt_zip_reader_free(r)
+  if not ok then error(result, 0) end
+  return result
 end
 
 ---------------------------------------------------------------- .safetensors

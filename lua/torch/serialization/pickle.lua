@@ -312,13 +312,32 @@ local names = { [0x63] = "GLOBAL", [0x69] = "INST", [0x6f] = "OBJ", [0x81] = "NE
   [0x90] = "ADDITEMS", [0x8f] = "EMPTY_SET", [0x91] = "FROZENSET", [0x96] = "BYTEARRAY8", [0x97] = "NEXT_BUFFER" }
 
 -- Refuses self-containing structures (built through the memo) before anyone walks them.
-local function check_acyclic(v, kind, active, depth)
-  if type(v) ~= "table" or not kind[v] then return end
-  if active[v] then fail("recursive structure") end
-  if depth > MAX_DEPTH then fail("nested too deeply") end
-  active[v] = true
-  for k, x in pairs(v) do check_acyclic(k, kind, active, depth + 1); check_acyclic(x, kind, active, depth + 1) end
-  active[v] = nil
+-- Iterative depth-first walk that visits each container once: a sub-structure shared through
+-- the memo (x = [x, x] repeated) is finished the first time and skipped after, so the walk is
+-- linear in the number of distinct containers, however many paths lead to them.
+local ON_PATH, DONE = 1, 2
+local function check_acyclic(root, kind)
+  if type(root) ~= "table" or not kind[root] then return end
+  local state = { [root] = ON_PATH }
+  local nodes, keys, depth = { root }, {}, 1
+  while depth > 0 do
+    local v = nodes[depth]
+    local k, x = next(v, keys[depth])
+    if k == nil then
+      state[v], nodes[depth], keys[depth], depth = DONE, nil, nil, depth - 1
+    else
+      keys[depth] = k   -- dict keys are strings, numbers or booleans (check_key): only values nest
+      if type(x) == "table" and kind[x] then
+        local s = state[x]
+        if s == ON_PATH then fail("recursive structure") end
+        if s == nil then
+          if depth > MAX_DEPTH then fail("nested too deeply") end
+          depth = depth + 1
+          nodes[depth], keys[depth], state[x] = x, nil, ON_PATH
+        end
+      end
+    end
+  end
 end
 
 function M.load(data, hooks)
@@ -332,7 +351,7 @@ function M.load(data, hooks)
       if #r.marks > 0 or r.n ~= 1 then fail("malformed stack at STOP", at) end
       local v = r.stack[1]
       if type(v) == "table" and r.kind[v] == "global" then fail("a bare global is not a value", at) end
-      check_acyclic(v, r.kind, {}, 0)
+      check_acyclic(v, r.kind)
       return v
     end
     local f = ops[op]
@@ -380,7 +399,7 @@ local function key_less(a, b)
   return a < b
 end
 
-local function w_value(out, v, hooks, path, active)
+local function w_value(out, v, hooks, path, active, memo)
   local tv = type(v)
   if v == M.None then out[#out + 1] = "N"
   elseif tv == "boolean" then out[#out + 1] = v and "\136" or "\137"
@@ -401,10 +420,14 @@ local function w_value(out, v, hooks, path, active)
     out[#out + 1] = "\137ccollections\nOrderedDict\n)RtR"
   elseif tv == "table" then
     if active[v] then error(("save: %s refers to itself"):format(path), 0) end
+    -- A table met again is written as a reference to its first copy (memo), as Python's
+    -- pickler does for a shared list or dict: the file stays linear and loads shared.
+    if memo[v] then out[#out + 1] = "j" .. u32(memo[v]); return end
+    memo[v], memo.n = memo.n, memo.n + 1
     active[v] = true
     if is_list(v) then
-      out[#out + 1] = "]("
-      for i = 1, #v do w_value(out, v[i], hooks, path .. "[" .. i .. "]", active) end
+      out[#out + 1] = "]r" .. u32(memo[v]) .. "("
+      for i = 1, #v do w_value(out, v[i], hooks, path .. "[" .. i .. "]", active, memo) end
       out[#out + 1] = "e"
     else
       local keys = {}
@@ -416,12 +439,12 @@ local function w_value(out, v, hooks, path, active)
         keys[#keys + 1] = k
       end
       table.sort(keys, key_less)
-      out[#out + 1] = "}"
+      out[#out + 1] = "}r" .. u32(memo[v])
       if #keys > 0 then
         out[#out + 1] = "("
         for _, k in ipairs(keys) do
-          w_value(out, k, hooks, path, active)
-          w_value(out, v[k], hooks, path .. "." .. tostring(k), active)
+          w_value(out, k, hooks, path, active, memo)
+          w_value(out, v[k], hooks, path .. "." .. tostring(k), active, memo)
         end
         out[#out + 1] = "u"
       end
@@ -434,7 +457,7 @@ end
 
 function M.dump(value, hooks)
   local out = { "\128\2" }
-  w_value(out, value, hooks, "value", {})
+  w_value(out, value, hooks, "value", {}, { n = 0 })
   out[#out + 1] = "."
   return table.concat(out)
 end
