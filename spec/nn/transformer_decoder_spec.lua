@@ -66,6 +66,12 @@ local CASES = {
       batch_first = true, norm_first = true }, nil, nil, { 2, 4, 8 }, { 2, 5, 8 },
     { src_mask = { float_causal(5), "float" }, src_is_causal = true, tgt_mask = { causal(4), "bool" },
       tgt_is_causal = true }, true },
+  { "layer: bias = false (attention, linears and norms without bias)", "layer",
+    { d_model = 8, nhead = 2, dim_feedforward = 16, dropout = 0, bias = false }, nil, nil, { 4, 2, 8 }, { 5, 2, 8 },
+    { tgt_mask = { causal(4), "bool" } } },
+  { "transformer: bias = false (the final norms without bias too)", "transformer",
+    { d_model = 8, nhead = 2, num_encoder_layers = 1, num_decoder_layers = 1, dim_feedforward = 16, dropout = 0,
+      bias = false }, nil, nil, { 4, 2, 8 }, { 5, 2, 8 }, { tgt_mask = { float_causal(4), "float" } } },
 }
 
 local function pyval(v)
@@ -231,11 +237,26 @@ describe("nn.TransformerDecoderLayer / nn.Transformer misuse", function()
 
   it("rejects bad constructor arguments", function()
     fails("TransformerDecoderLayer: d_model (10) must be divisible by nhead (4)", nn.TransformerDecoderLayer, 10, 4)
-    fails("Transformer: bias = false is not supported (LayerNorm has no bias option yet)", nn.Transformer,
-      { d_model = 8, nhead = 2, bias = false })
+    fails("Transformer: bias must be a boolean, got number", nn.Transformer, { d_model = 8, nhead = 2, bias = 0 })
     fails("TransformerDecoder: decoder_layer must be a Module, got nil", nn.TransformerDecoder, nil, 2)
     fails("Transformer: unexpected keyword argument 'heads' (did you mean 'nhead'?)", nn.Transformer, { heads = 2 })
     fails("generate_square_subsequent_mask: sz must be a non-negative integer, got 2.5",
       nn.Transformer.generate_square_subsequent_mask, 2.5)
+  end)
+
+  it("a subclass whose __init forgets the base constructor is an error, as in PyTorch", function()
+    local Forgot = nn.Transformer:extend("Forgot")
+    function Forgot:__init(d) self.proj = nn.Linear(d, d) end
+    fails("Forgot:__init did not call its base class's constructor: call Transformer.__init(self, ...)", Forgot, 8)
+    local Calls = nn.Transformer:extend("Calls")
+    function Calls:__init(d)
+      nn.Transformer.__init(self, { d_model = d, nhead = 2, num_encoder_layers = 1, num_decoder_layers = 1 })
+      self.proj = nn.Linear(d, d)
+    end
+    local m = Calls(8)
+    assert.are.equal(#nn.Transformer({ d_model = 8, nhead = 2, num_encoder_layers = 1, num_decoder_layers = 1 })
+      :parameters() + 2, #m:parameters())
+    local Inherits = Calls:extend("Inherits")   -- no __init of its own: Calls's runs
+    assert.are.equal(#m:parameters(), #Inherits(8):parameters())
   end)
 end)

@@ -11,7 +11,7 @@
   sum of squares after LayerNorm would be nearly constant). Cases: post-norm / pre-norm
   (norm_first), relu / gelu, batch_first, unbatched, bool / float src_mask and
   src_key_padding_mask, layer_norm_eps, PyTorch's defaults (dim_feedforward 2048) in eval
-  mode, dropout in training mode, TransformerEncoder with and without a final norm; the
+  mode, dropout in training mode, bias = false (PyTorch's keys: no bias entries), TransformerEncoder with and without a final norm; the
   is_causal hint (layer: with the causal mask, with key padding; encoder: true, false, nil =
   detected from a causal bool mask, and a wrong hint PyTorch follows). Also deep copy
   independence, a Module activation's repr, positional arguments, and misuse errors.
@@ -63,6 +63,13 @@ local CASES = {
     { 4, 2, 8 }, { float_causal(4), "float" }, nil, false, false },
   { "encoder: a wrong is_causal hint (float mask ignored, as in PyTorch)", "encoder", 8, 2,
     { dim_feedforward = 16, dropout = 0 }, 2, false, { 4, 8 }, { wave({ 4, 4 }, 1), "float" }, nil, false, true },
+  { "layer: bias = false (no bias in attention, linears or norms)", "layer", 8, 2, { bias = false }, nil, false, { 3, 2, 8 },
+    { causal(3), "bool" } },
+  { "layer: bias = false, pre-norm gelu batch_first", "layer", 8, 2,
+    { dim_feedforward = 16, dropout = 0, bias = false, norm_first = true, activation = "gelu", batch_first = true },
+    nil, false, { 2, 4, 8 } },
+  { "encoder: 2 bias = false layers and a final LayerNorm", "encoder", 16, 4,
+    { dim_feedforward = 32, dropout = 0, bias = false }, 2, true, { 5, 3, 16 }, nil, { KPM3, "bool" } },
 }
 
 local function pykw(opts)
@@ -250,5 +257,7 @@ describe("nn.TransformerEncoderLayer / nn.TransformerEncoder misuse", function()
     fails("TransformerEncoder: encoder_layer must be a Module, got nil", nn.TransformerEncoder, nil, 2)
     fails("TransformerEncoder: num_layers must be a non-negative integer, got 1.5", nn.TransformerEncoder,
       nn.TransformerEncoderLayer(8, 2), 1.5)
+    fails("TransformerEncoderLayer: bias must be a boolean, got string", nn.TransformerEncoderLayer, 8, 2,
+      { bias = "False" })
   end)
 end)

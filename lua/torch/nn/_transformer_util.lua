@@ -4,6 +4,7 @@
 
   - deepcopy(module): copy.deepcopy for a module tree (TransformerEncoder / Decoder clones).
   - activation_fn(label, activation): "relu" | "gelu" | a function | a Module -> the callable.
+  - check_bias(label, bias): the layers' bias option (nil = true) as a boolean; else an error.
   - generate_square_subsequent_mask(sz, {dtype =, device =}): (sz, sz) float, 0 on and below
     the diagonal, -inf above (position i may attend to j <= i).
   - detect_is_causal_mask(mask, is_causal, size): PyTorch's _detect_is_causal_mask: an explicit
@@ -43,6 +44,14 @@ local function deepcopy(v, memo)
   return setmetatable(c, getmetatable(v))
 end
 function M.deepcopy(m) return deepcopy(m, {}) end
+
+function M.check_bias(label, bias)
+  if bias == nil then return true end
+  if type(bias) ~= "boolean" then
+    U.fail(("%s: bias must be a boolean, got %s"):format(label, type(bias)))
+  end
+  return bias
+end
 
 function M.activation_fn(label, activation)
   if activation == nil or activation == "relu" then return function(x) return x:relu() end end

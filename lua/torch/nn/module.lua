@@ -140,12 +140,59 @@ local function instance_call(self, ...)
   return out
 end
 
+--[[ The base-constructor check. PyTorch raises "cannot assign module before Module.__init__() call"
+     when a subclass's __init__ forgets super().__init__(); here the instance's state exists before
+     any __init runs, so the same mistake (a subclass of nn.Transformer whose __init never calls
+     nn.Transformer.__init) would leave a module without its base's parameters. Every __init a
+     class defines is wrapped to record that it ran for the instance under construction; after
+     construction, a class whose __init ran while the nearest ancestor defining one did not is an
+     error. The library's own classes (an __init defined under lua/torch/, e.g. the Lazy modules,
+     which build their placeholders themselves) are checked by their specs instead. ]]
+local constructing = setmetatable({}, { __mode = "k" })   -- instance -> set of classes whose __init ran
+local library_init = setmetatable({}, { __mode = "k" })   -- class -> true when its __init is the library's
+local LIBRARY = debug.getinfo(1, "S").source:gsub("nn/module%.lua$", "")   -- "@<dir>/torch/"
+
+local function record_init(class, fn)
+  local source = debug.getinfo(fn, "S").source
+  if source:sub(1, #LIBRARY) == LIBRARY then library_init[class] = true end
+  return function(self, ...)
+    local ran = constructing[self]
+    if ran then ran[class] = true end
+    return fn(self, ...)
+  end
+end
+
+local function nearest_init_owner(class)
+  local c = rawget(class, "__base")
+  while c ~= nil and c ~= Module and rawget(c, "__init") == nil do c = rawget(c, "__base") end
+  if c == Module then return nil end
+  return c
+end
+
+local function check_base_inits(class, ran)
+  local c = class
+  while c ~= nil and c ~= Module do
+    if ran[c] and not library_init[c] then
+      local b = nearest_init_owner(c)
+      if b ~= nil and not ran[b] then
+        error(("%s:__init did not call its base class's constructor: call %s.__init(self, ...) in it (Python's "
+          .. "super().__init__(...); without it PyTorch raises 'cannot assign module before Module.__init__() call')")
+          :format(c.__name, b.__name), 3)
+      end
+    end
+    c = rawget(c, "__base")
+  end
+end
+
 -- Module:extend(name) -> a new class; calling the class constructs an instance via __init.
 function Module.extend(base, name)
   if type(name) ~= "string" then error("bad argument #1 to 'extend' (class name string expected)", 2) end
   local class = setmetatable({ __name = name, __base = base }, { __index = base, __call = function(cls, ...)
     return cls:new(...)
-  end, __tostring = function() return "<class " .. name .. ">" end })
+  end, __tostring = function() return "<class " .. name .. ">" end, __newindex = function(cls, k, v)
+    if k == "__init" and type(v) == "function" then v = record_init(cls, v) end
+    rawset(cls, k, v)
+  end })
   class.__instance_mt = {
     __index = instance_index,
     __newindex = instance_newindex,
@@ -164,7 +211,13 @@ function Module.new(class, ...)
     error(("%s defines __init__: in Lua the constructor is function %s:__init(...)"):format(class.__name, class.__name), 2)
   end
   local init = class.__init
-  if init then init(self, ...) end
+  if init then
+    local ran = {}
+    constructing[self] = ran
+    init(self, ...)
+    constructing[self] = nil
+    check_base_inits(class, ran)
+  end
   return self
 end
 

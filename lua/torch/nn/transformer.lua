@@ -6,7 +6,8 @@
 
   nn.TransformerEncoderLayer(d_model, nhead, {dim_feedforward = 2048, dropout = 0.1,
       activation = "relu" | "gelu" | function | Module, layer_norm_eps = 1e-5,
-      batch_first = false, norm_first = false, dtype =, device =})
+      batch_first = false, norm_first = false, bias = true, dtype =, device =})
+    bias = false: no bias in self_attn (in_proj_bias, out_proj.bias), linear1, linear2, norm1, norm2.
     post-norm: x = norm1(x + SA(x)); x = norm2(x + FF(x))
     pre-norm:  x = x + SA(norm1(x)); x = x + FF(norm2(x))      (norm_first = true)
     SA(x) = dropout1(self_attn(x, x, x)), FF(x) = dropout2(linear2(dropout(act(linear1(x)))))
@@ -63,19 +64,20 @@ function TransformerEncoderLayer:__init(d_model, nhead, opts)
   if d_model % nhead ~= 0 then
     error(("TransformerEncoderLayer: d_model (%d) must be divisible by nhead (%d)"):format(d_model, nhead), 3)
   end
-  local f = { dtype = opts.dtype, device = opts.device }
+  local bias = TU.check_bias("TransformerEncoderLayer", opts.bias)
+  local f = { bias = bias, dtype = opts.dtype, device = opts.device }
   local dropout = opts.dropout or 0.1
   local ff = opts.dim_feedforward or 2048
   local eps = opts.layer_norm_eps or 1e-5
   -- construction order is PyTorch's: it fixes both the child order and the init RNG draws
-  self.self_attn = MultiheadAttention(d_model, nhead, { dropout = dropout, batch_first = opts.batch_first,
-    dtype = f.dtype, device = f.device })
+  self.self_attn = MultiheadAttention(d_model, nhead, { dropout = dropout, bias = bias,
+    batch_first = opts.batch_first, dtype = f.dtype, device = f.device })
   self.linear1 = Linear(d_model, ff, f)
   self.dropout = Dropout(dropout)
   self.linear2 = Linear(ff, d_model, f)
   self.norm_first = opts.norm_first == true
-  self.norm1 = LayerNorm(d_model, { eps = eps, dtype = f.dtype, device = f.device })
-  self.norm2 = LayerNorm(d_model, { eps = eps, dtype = f.dtype, device = f.device })
+  self.norm1 = LayerNorm(d_model, { eps = eps, bias = bias, dtype = f.dtype, device = f.device })
+  self.norm2 = LayerNorm(d_model, { eps = eps, bias = bias, dtype = f.dtype, device = f.device })
   self.dropout1 = Dropout(dropout)
   self.dropout2 = Dropout(dropout)
   self.d_model, self.nhead = d_model, nhead

@@ -43,7 +43,8 @@
     local y = model(src, tgt, {tgt_mask = mask, tgt_is_causal = true})
 
   ltorch always takes this SDPA path; PyTorch's inference fast paths match it within float
-  tolerance. PyTorch 2.x's bias = false option is not supported yet (an error).
+  tolerance. bias = false (layers and nn.Transformer) drops every bias: attention projections,
+  linear1/linear2 and the LayerNorms (the encoder's and decoder's final norms included).
 ]]
 local module = require "torch.nn.module"
 local Linear = require("torch.nn.linear").Linear
@@ -71,10 +72,6 @@ local function check_dims(label, d_model, nhead)
   end
 end
 
-local function check_bias(label, bias)
-  if bias == false then U.fail(label .. ": bias = false is not supported (LayerNorm has no bias option yet)") end
-end
-
 ---------------------------------------------------------------- TransformerDecoderLayer
 local TransformerDecoderLayer = Module:extend("TransformerDecoderLayer")
 M.TransformerDecoderLayer = TransformerDecoderLayer
@@ -82,12 +79,12 @@ M.TransformerDecoderLayer = TransformerDecoderLayer
 function TransformerDecoderLayer:__init(d_model, nhead, opts)
   opts = opts or {}
   check_dims("TransformerDecoderLayer", d_model, nhead)
-  check_bias("TransformerDecoderLayer", opts.bias)
-  local f = { dtype = opts.dtype, device = opts.device }
+  local bias = TU.check_bias("TransformerDecoderLayer", opts.bias)
+  local f = { bias = bias, dtype = opts.dtype, device = opts.device }
   local dropout = opts.dropout or 0.1
   local ff = opts.dim_feedforward or 2048
-  local ln = { eps = opts.layer_norm_eps or 1e-5, dtype = f.dtype, device = f.device }
-  local attn = { dropout = dropout, batch_first = opts.batch_first, dtype = f.dtype, device = f.device }
+  local ln = { eps = opts.layer_norm_eps or 1e-5, bias = bias, dtype = f.dtype, device = f.device }
+  local attn = { dropout = dropout, bias = bias, batch_first = opts.batch_first, dtype = f.dtype, device = f.device }
   -- construction order is PyTorch's: it fixes both the child order and the init RNG draws
   self.self_attn = MultiheadAttention(d_model, nhead, attn)
   self.multihead_attn = MultiheadAttention(d_model, nhead, attn)
@@ -210,11 +207,11 @@ function Transformer:__init(...)
   local a = U.args("Transformer", TRANSFORMER_ARGS, ...)
   local d_model, nhead = a.d_model or 512, a.nhead or 8
   check_dims("Transformer", d_model, nhead)
-  check_bias("Transformer", a.bias)
+  local bias = TU.check_bias("Transformer", a.bias)
   local layer_opts = { dim_feedforward = a.dim_feedforward, dropout = a.dropout, activation = a.activation,
-    layer_norm_eps = a.layer_norm_eps, batch_first = a.batch_first, norm_first = a.norm_first, dtype = a.dtype,
-    device = a.device }
-  local ln = { eps = a.layer_norm_eps or 1e-5, dtype = a.dtype, device = a.device }
+    layer_norm_eps = a.layer_norm_eps, batch_first = a.batch_first, norm_first = a.norm_first, bias = bias,
+    dtype = a.dtype, device = a.device }
+  local ln = { eps = a.layer_norm_eps or 1e-5, bias = bias, dtype = a.dtype, device = a.device }
   if a.custom_encoder ~= nil then
     self.encoder = a.custom_encoder
   else
