@@ -190,6 +190,46 @@ enum { LT_CUDA_MEMORY_STATS = 12 };
 int lt_cuda_memory_stats(int index, int64_t *out);
 int lt_cuda_reset_peak_memory_stats(int index);
 int lt_cuda_empty_cache(void);
+/* torch.backends switches in libtorch's global context (lt_cuda.cpp): get / set by number. */
+enum {
+  LT_FLAG_CUDNN_ENABLED, LT_FLAG_CUDNN_BENCHMARK, LT_FLAG_CUDNN_DETERMINISTIC, LT_FLAG_CUDNN_ALLOW_TF32,
+  LT_FLAG_CUDNN_BENCHMARK_LIMIT, LT_FLAG_MATMUL_ALLOW_TF32, LT_FLAG_MATMUL_FP16_REDUCTION,
+  LT_FLAG_MATMUL_FP16_SPLIT_K, LT_FLAG_MATMUL_BF16_REDUCTION, LT_FLAG_MATMUL_BF16_SPLIT_K,
+  LT_FLAG_MATMUL_FP16_ACCUMULATION, LT_FLAG_MKLDNN_ENABLED, LT_FLAG_MKLDNN_DETERMINISTIC,
+  LT_FLAG_MKLDNN_ALLOW_TF32, LT_FLAG_SDP_FLASH, LT_FLAG_SDP_MEM_EFFICIENT, LT_FLAG_SDP_MATH,
+  LT_FLAG_SDP_CUDNN, LT_FLAG_SDP_FP16_BF16_REDUCTION_MATH
+};
+int lt_backend_flag_get(int which, int64_t *out);
+int lt_backend_flag_set(int which, int64_t value);
+int lt_fp32_precision_get(const char *backend, const char *op, char *out, int out_size);
+int lt_fp32_precision_set(const char *backend, const char *op, const char *precision);
+/* CUDA streams, packed as (id, device index); events as owned handles (lt_cuda.cpp). */
+int lt_cuda_stream_get(int which, int index, int priority, int64_t *id, int *out_index);
+int lt_cuda_stream_exchange(int64_t id, int index, int64_t *prev_id, int *prev_index);
+int lt_cuda_stream_op(int64_t id, int index, int op, int64_t *out);
+int lt_cuda_event_new(int enable_timing, void **out);
+void lt_cuda_event_free(void *event);
+int lt_cuda_event_op(void *event, int op, int64_t id, int index, void *other, double *out);
+/* What needs the CUDA toolkit's headers (lt_cuda_graph.cpp; without them each raises): device
+   properties, free/total memory, CUDA graphs. */
+typedef struct lt_cuda_props {
+  char name[256]; char uuid[40];
+  int64_t total_memory, L2_cache_size;
+  int major, minor, multi_processor_count, is_integrated, is_multi_gpu_board,
+      max_threads_per_multi_processor, warp_size, regs_per_multiprocessor, pci_bus_id, pci_device_id,
+      pci_domain_id, shared_memory_per_block, shared_memory_per_block_optin, shared_memory_per_multiprocessor,
+      max_threads_per_block, memory_bus_width, clock_rate, memory_clock_rate;
+} lt_cuda_props;
+int lt_cuda_has_graphs(int *out);   /* 1: compiled with the toolkit */
+int lt_cuda_device_properties(int index, lt_cuda_props *out);
+int lt_cuda_mem_get_info(int index, int64_t *free_bytes, int64_t *total_bytes);
+int lt_cuda_is_current_stream_capturing(int *out);
+int lt_cuda_graph_new(int keep_graph, void **out);
+void lt_cuda_graph_free(void *graph);
+/* op 0 capture_begin(pool, mode), 1 capture_end, 2 replay, 3 reset, 4 pool (out), 5 instantiate,
+   6 enable_debug_mode; mode 0 global, 1 thread_local, 2 relaxed. */
+int lt_cuda_graph_op(void *graph, int op, uint64_t pool0, uint64_t pool1, int mode, uint64_t *out);
+int lt_cuda_graph_pool_handle(uint64_t *out);
 int lt_has_backend(int device_type, int *out);
 int lt_dtype_is_floating(int dtype, int *out);
 int lt_dtype_item_size(int dtype, int *out);
@@ -446,6 +486,19 @@ int lt_file_sync(const char *path);
 int lt_file_commit(const char *tmp, const char *path);        /* rename, fsync the folder */
 int lt_rng_get_state(lt_tensor **out);                        /* CPU generator, uint8 */
 int lt_rng_set_state(const lt_tensor *state);
+/* ---- torch.Generator (CPU) and the samplers' draws (lt_generator.cpp); NULL g = the default ---- */
+typedef struct lt_generator lt_generator;
+int lt_generator_new(lt_generator **out);
+void lt_generator_free(lt_generator *g);
+int lt_generator_manual_seed(lt_generator *g, uint64_t seed);
+int lt_generator_initial_seed(lt_generator *g, uint64_t *out);
+int lt_generator_get_state(lt_tensor **out, lt_generator *g);
+int lt_generator_set_state(lt_generator *g, const lt_tensor *state);
+int lt_generator_randperm(lt_tensor **out, lt_generator *g, int64_t n);               /* int64 */
+int lt_generator_randint(lt_tensor **out, lt_generator *g, int64_t high, int64_t size); /* [0, high) */
+int lt_generator_random_int64(lt_generator *g, int64_t *out);  /* empty((), int64).random_(g) */
+int lt_generator_multinomial(lt_tensor **out, lt_generator *g, const lt_tensor *weights, int64_t n,
+                             int replacement);
 
 /* ---- TorchScript modules (lt_jit.cpp) ---- */
 typedef struct lt_jit_module lt_jit_module;
@@ -527,6 +580,40 @@ int lt_tensor_remove_hook(const lt_tensor *t, int handle);
  * *current says its id. remove drops it. */
 int lt_tensor_post_accumulate_hook(const lt_tensor *t, int64_t id, int64_t *current);
 int lt_tensor_remove_post_accumulate_hook(const lt_tensor *t);
+/* ---- the profiler: libtorch's autograd profiler over Kineto (lt_profiler.cpp) ----
+ * start prepares and enables it on the calling thread (activities: LT_PROFILER_* bits); stop
+ * disables it and hands back the result (free with lt_profiler_result_free). Events are read by
+ * index; times are absolute ns (count gives the trace's start); an event's name lives as long as
+ * the result. record_function: a USER_SCOPE at::RecordFunction range; exit ends and frees it,
+ * free (the collector's path) ends it too. */
+enum { LT_PROFILER_CPU = 1, LT_PROFILER_CUDA = 2 };
+typedef struct lt_profiler_result lt_profiler_result;
+typedef struct lt_record_function lt_record_function;
+typedef struct lt_profiler_event {
+  const char *name;
+  uint64_t start_ns, end_ns;
+  uint64_t start_thread, end_thread, fwd_thread;
+  int64_t sequence_nr;
+  uint64_t correlation_id, linked_correlation_id;
+  int device_type, device_index;     /* c10::DeviceType code */
+  int64_t device_resource_id;
+  int64_t nbytes;                    /* "[memory]" events: bytes allocated (negative: freed) */
+  int scope;                         /* at::RecordScope: 0 FUNCTION, 1 BACKWARD_FUNCTION, ... 6 USER_SCOPE */
+  int activity_type;                 /* libkineto::ActivityType */
+  int is_async, is_hidden;
+  int n_shapes;                      /* input shapes recorded (record_shapes) */
+} lt_profiler_event;
+int lt_profiler_start(int activities, int record_shapes, int profile_memory, int with_stack);
+int lt_profiler_enabled(int *on);
+int lt_profiler_stop(lt_profiler_result **out);
+void lt_profiler_result_free(lt_profiler_result *r);
+int lt_profiler_result_count(const lt_profiler_result *r, int64_t *n, uint64_t *trace_start_ns);
+int lt_profiler_result_event(const lt_profiler_result *r, int64_t i, lt_profiler_event *out);
+int lt_profiler_result_shape(const lt_profiler_result *r, int64_t i, int input, const int64_t **dims, int *ndim);
+int lt_profiler_result_save(lt_profiler_result *r, const char *path);
+int lt_record_function_enter(lt_record_function **out, const char *name);
+int lt_record_function_exit(lt_record_function *rf);
+void lt_record_function_free(lt_record_function *rf);
 /* LT_CDEF_END */
 
 #ifdef __cplusplus

@@ -16,6 +16,7 @@
 
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
+#include <c10/core/impl/alloc_cpu.h>
 #include <torch/csrc/api/include/torch/version.h>
 
 #if defined(__GLIBC__)
@@ -42,12 +43,18 @@ struct BlockHeader {
   void *inner_context;
   c10::DeleterFnPtr inner_deleter;
   uint32_t small_class;
+  uint32_t profiled;  // reported to the profiler at allocation: report its release too
 };
 static_assert(sizeof(BlockHeader) <= kHeaderBytes, "allocation header must fit its slot");
 
 void release_block(void *data) {
   auto *header = reinterpret_cast<BlockHeader *>(static_cast<char *>(data) - kHeaderBytes);
-  __atomic_fetch_sub(&g_memory.live_bytes, static_cast<int64_t>(header->size), __ATOMIC_RELAXED);
+  int64_t live = __atomic_sub_fetch(&g_memory.live_bytes, static_cast<int64_t>(header->size), __ATOMIC_RELAXED);
+  // torch.profiler(profile_memory=True): as libtorch's default CPU allocator, a block allocated
+  // while memory profiling was on reports its release while it is on.
+  if (header->profiled != 0 && c10::memoryProfilingEnabled())
+    c10::reportMemoryUsageToProfiler(data, -static_cast<int64_t>(header->size), static_cast<size_t>(live), 0,
+                                     c10::Device(c10::DeviceType::CPU));
   if (header->small_class != 0) {
     lt::small_block_give(header, header->small_class);
   } else if (header->mapped != 0) {
@@ -95,6 +102,7 @@ struct CountingAllocator final : c10::Allocator {
   c10::DataPtr allocate(size_t n) const override {
 #endif
     check_fault_injection(n);
+    const bool profiling = n > 0 && c10::memoryProfilingEnabled();  // torch.profiler(profile_memory=True)
     BlockHeader *header;
     if (n + kHeaderBytes <= lt::kSmallBlockBytes && lt::block_caches_enabled()) {
       uint32_t size_class = 0;
@@ -114,6 +122,14 @@ struct CountingAllocator final : c10::Allocator {
       header->inner_context = nullptr;
       header->inner_deleter = nullptr;
       header->small_class = 0;
+    } else if (profiling) {
+      // libtorch's allocator would report the block with our header's bytes: take it from the
+      // same source unreported and report the tensor's own bytes below.
+      header = static_cast<BlockHeader *>(c10::alloc_cpu(n + kHeaderBytes));
+      header->mapped = 0;
+      header->small_class = 0;
+      header->inner_deleter = &c10::free_cpu;
+      header->inner_context = header;
     } else {
       c10::DataPtr block = inner_->allocate(n + kHeaderBytes);
       header = static_cast<BlockHeader *>(block.get());
@@ -127,6 +143,10 @@ struct CountingAllocator final : c10::Allocator {
     __atomic_add_fetch(&g_memory.allocations, 1, __ATOMIC_RELAXED);
     if (live > g_memory.peak_bytes) g_memory.peak_bytes = live;  // racy max: a statistic only
     void *data = reinterpret_cast<char *>(header) + kHeaderBytes;
+    header->profiled = profiling ? 1 : 0;
+    if (profiling)
+      c10::reportMemoryUsageToProfiler(data, static_cast<int64_t>(n), static_cast<size_t>(live), 0,
+                                       c10::Device(c10::DeviceType::CPU));
     return {data, data, &release_block, c10::Device(c10::DeviceType::CPU)};
   }
 
