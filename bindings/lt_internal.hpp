@@ -49,6 +49,9 @@ int fail_current_exception() noexcept;
 /* "this libtorch build (1.13.0)": how error messages name the library ltorch was built against. */
 std::string build_name();
 
+/* Registers the shape-only kernels PyTorch gives the meta device from Python (lt_meta_kernels.cpp). */
+void install_meta_kernels();
+
 /* Adds a non-CPU result's bytes to lt_memory()->device_bytes_made (lt_allocator.cpp). */
 void note_device_result(const at::Tensor &t) noexcept;
 

@@ -129,6 +129,9 @@ int lt_device_check(int device_type, int device_index) {
     case c10::DeviceType::MPS:
       if (!at::hasMPS()) throw lt::ValueError("device '" + d.str() + "' is not available: " + build + " has no MPS support");
       break;
+    case c10::DeviceType::Meta:   // shapes, dtypes and devices without data: always available
+      lt::install_meta_kernels();
+      break;
     default:
       throw lt::ValueError("device '" + d.str() + "' is not supported by ltorch");
   }

@@ -248,7 +248,12 @@ function M.repr(x)
   local suffixes = {}
   if dev.type ~= "cpu" then suffixes[#suffixes + 1] = "device='" .. tostring(dev) .. "'" end
   local body
-  if numel == 0 then
+  if dev.type == "meta" then
+    -- no data: PyTorch prints the shape (and a non-default dtype) instead of values
+    body = "..."
+    suffixes[#suffixes + 1] = "size=" .. size_tuple(sizes, ndim)
+    if dt ~= dtype_mod.default_float then suffixes[#suffixes + 1] = "dtype=" .. tostring(dt) end
+  elseif numel == 0 then
     body = "[]"
     if ndim ~= 1 then suffixes[#suffixes + 1] = "size=" .. size_tuple(sizes, ndim) end
     if dt ~= dtype_mod.default_float then suffixes[#suffixes + 1] = "dtype=" .. tostring(dt) end
@@ -258,9 +263,9 @@ function M.repr(x)
       suffixes[#suffixes + 1] = "dtype=" .. tostring(dt)
     end
   end
-  if numel > 0 and OPTS.edgeitems == 0 and ndim > 0 and numel > OPTS.threshold then
+  if body == nil and numel > 0 and OPTS.edgeitems == 0 and ndim > 0 and numel > OPTS.threshold then
     body = "[...]"     -- PyTorch: no edge items, nothing of the data shown
-  elseif numel > 0 then
+  elseif body == nil and numel > 0 then
     local values, nested, cut, _, imags = shown_values(x, numel > OPTS.threshold, dt.is_complex)
     local format, width
     if dt.is_complex then format, width = complex_formatter(values, imags)

@@ -177,36 +177,56 @@ end
 Tensor.chunk = M.chunk
 
 ---------------------------------------------------------------- conversions
---[[ to(dtype) | to(device) | to(device, dtype) | to(other_tensor) |
-     to({dtype=, device=, non_blocking=, copy=}) ]]
-local TO_OPTIONS = { dtype = true, device = true, non_blocking = true, copy = true }
-function Tensor.to(self, a, b, c)
-  T.handle("to", 1, self)
-  local dt, dev, opts
+--[[ The arguments of to(...) (PyTorch's _parse_to): a dtype, a device, another tensor (its dtype
+     and device), booleans and an options table {dtype=, device=, non_blocking=, copy=,
+     memory_format=}, in any order. After a dtype, device or tensor, a first boolean is
+     non_blocking and a second copy (Python's positional to(device, dtype, non_blocking, copy)).
+     Returns dtype, device (nil when not given) and the options table. Errors blame the caller
+     of `what` (Tensor.to, Module.to). ]]
+function M.parse_to(what, a, b, c)
+  local dt, dev, opts, flags
   for i, v in ipairs({ a, b, c }) do
     if istype(Ref, v) then
       dt, dev = T.dtype_of(v), T.device_of(v)
     elseif dtype_mod.is_dtype(v) then
       dt = v
     elseif type(v) == "string" then
-      if dtype_mod.by_name[v:gsub("^torch%.", "")] then dt = dtype_mod.resolve(v) else dev = device_mod.resolve(v, "to", 2) end
+      if dtype_mod.by_name[v:gsub("^torch%.", "")] then dt = dtype_mod.resolve(v) else dev = device_mod.resolve(v, what, 3) end
     elseif device_mod.is_device(v) or type(v) == "number" then
-      dev = device_mod.resolve(v, "to", 2)
+      dev = device_mod.resolve(v, what, 3)
+    elseif type(v) == "boolean" and i > 1 then
+      flags = flags or {}
+      flags[#flags + 1] = v
     elseif type(v) == "table" then
       opts = v
     else
-      args.bad("to", i + 1, "dtype, device, Tensor or options", args.typename(v))
+      args.bad(what, i + 1, "dtype, device, Tensor or options", args.typename(v), 3)
     end
   end
   if opts then
-    if opts.dtype ~= nil then dt = dtype_mod.resolve(opts.dtype, "to", 2) end
-    if opts.device ~= nil then dev = device_mod.resolve(opts.device, "to", 2) end
-    if not fallback.only(opts, TO_OPTIONS) then   -- memory_format, ...: ATen's to.dtype_layout binds them
-      local kw = {}
-      for k, v in pairs(opts) do kw[k] = v end
-      kw.dtype, kw.device = dt or T.dtype_of(self), dev or T.device_of(self)
-      return fallback.call("to", self, kw)
-    end
+    if opts.dtype ~= nil then dt = dtype_mod.resolve(opts.dtype, what, 3) end
+    if opts.device ~= nil then dev = device_mod.resolve(opts.device, what, 3) end
+  end
+  if flags then
+    local o = { non_blocking = flags[1], copy = flags[2] }
+    for k, v in pairs(opts or {}) do o[k] = v end
+    opts = o
+  end
+  return dt, dev, opts
+end
+local parse_to = M.parse_to
+
+--[[ to(dtype) | to(device) | to(device, dtype) | to(other_tensor) |
+     to({dtype=, device=, non_blocking=, copy=}) ]]
+local TO_OPTIONS = { dtype = true, device = true, non_blocking = true, copy = true }
+function Tensor.to(self, a, b, c)
+  T.handle("to", 1, self)
+  local dt, dev, opts = parse_to("to", a, b, c)
+  if opts and not fallback.only(opts, TO_OPTIONS) then   -- memory_format, ...: ATen's to.dtype_layout binds them
+    local kw = {}
+    for k, v in pairs(opts) do kw[k] = v end
+    kw.dtype, kw.device = dt or T.dtype_of(self), dev or T.device_of(self)
+    return fallback.call("to", self, kw)
   end
   local dtc, devt, devi = -1, -1, -1
   if dt then dtc = dt.code end

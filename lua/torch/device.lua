@@ -1,9 +1,11 @@
 --[[
-  torch.device — device objects ("cpu", "cuda", "cuda:1", "mps") and the availability checks.
+  torch.device — device objects ("cpu", "cuda", "cuda:1", "mps", "meta") and the availability checks.
 
   A device is a table { type = "cuda", index = 1 } (index nil when not given); tostring gives
   "cuda:1". Asking for a device this libtorch build cannot use is an error that names the
-  build, never a silent fallback to the CPU.
+  build, never a silent fallback to the CPU. "meta" is PyTorch's device of shapes without data:
+  always available; ops give shapes, dtypes and devices (bindings/lt_meta_kernels.cpp adds the
+  kernels PyTorch registers from Python), and reading values is an error.
 
   Usage:  local device = require "torch.device"
           device.resolve("cuda:0")           --> device object (checked when used)
@@ -25,6 +27,10 @@ end
 Device.__eq = function(a, b) return a.type == b.type and a.index == b.index end
 
 local type_names = { [0] = "cpu", [1] = "cuda", [13] = "mps", [14] = "meta" }
+-- c10's other device types: parsed, named in errors, never usable here
+local other_type_names = { [2] = "mkldnn", [3] = "opengl", [4] = "opencl", [5] = "ideep", [6] = "hip", [7] = "fpga",
+  [8] = "maia", [9] = "xla", [10] = "vulkan", [11] = "metal", [12] = "xpu", [15] = "hpu", [16] = "ve", [17] = "lazy",
+  [18] = "ipu", [19] = "mtia", [20] = "privateuseone" }
 local type_codes = { cpu = 0, cuda = 1, mps = 13, meta = 14 }
 M.type_codes = type_codes
 
@@ -45,7 +51,7 @@ end
 
 -- A device object from libtorch's (type code, index) pair.
 function M.from_codes(type_code, index)
-  local name = type_names[type_code] or ("device" .. type_code)
+  local name = type_names[type_code] or other_type_names[type_code] or ("device" .. type_code)
   return M.new(name, index >= 0 and index or nil)
 end
 
@@ -63,7 +69,7 @@ function M.resolve(v, what, level)
     error(("%s: expected a device (\"cpu\", \"cuda\", \"cuda:1\", \"mps\"), got %s"):format(what or "device", type(v)), level)
   end
   if C.lt_device_parse(v, int_type, int_index) ~= 0 then
-    error(("%s: invalid device '%s' (expected \"cpu\", \"cuda\", \"cuda:N\" or \"mps\")"):format(what or "device", v), level)
+    error(("%s: invalid device '%s' (expected \"cpu\", \"cuda\", \"cuda:N\", \"mps\" or \"meta\")"):format(what or "device", v), level)
   end
   return M.from_codes(int_type[0], int_index[0])
 end
@@ -74,6 +80,9 @@ end
 
 -- Errors (naming the build) unless the device can be used in this process.
 function M.check(d, what, level)
+  if not type_codes[d.type] then
+    error(("%s: device '%s' is not supported by ltorch"):format(what or "device", tostring(d)), (level or 2) + 1)
+  end
   local t, i = M.codes(d)
   if C.lt_device_check(t, i) ~= 0 then
     error((what or "device") .. ": " .. _C.last_error(), (level or 2) + 1)

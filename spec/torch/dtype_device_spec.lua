@@ -203,7 +203,7 @@ describe("devices", function()
     errs("to: device 'mps' is not available: " .. build, x.to, x, { device = "mps" })
     errs("randn: device 'cuda:0' is not available", torch.randn, 2, { device = 0 })
     errs("zeros: device 'cpu:1': the CPU has only index 0", torch.zeros, 2, { device = "cpu:1" })
-    errs("zeros: device 'meta' is not supported by ltorch", torch.zeros, 2, { device = "meta" })
+    errs("zeros: device 'xla' is not supported by ltorch", torch.zeros, 2, { device = "xla" })
   end)
 
   it("torch.cuda's device control fails naming the build (seeding is a no-op), and checks its arguments first", function()
@@ -225,7 +225,7 @@ describe("devices", function()
   end)
 
   it("rejects malformed device specs", function()
-    local expected = "(expected \"cpu\", \"cuda\", \"cuda:N\" or \"mps\")"
+    local expected = "(expected \"cpu\", \"cuda\", \"cuda:N\", \"mps\" or \"meta\")"
     for _, bad in ipairs({ "gpu", "CUDA", "cuda:x", "cuda:-1", "", "cuda:1:2" }) do
       errs("device: invalid device '" .. bad .. "' " .. expected, torch.device, bad)
     end

@@ -287,40 +287,98 @@ function Module:zero_grad(set_to_none)
   return self
 end
 
---[[ to(device) | to(dtype) | to(device, dtype) | to({device=, dtype=}): moves/casts parameters
-     and buffers in place (x.data = ...), so optimizers keep referring to the same tensors.
-     A dtype change applies to floating-point tensors only, as in PyTorch. ]]
-function Module:to(...)
-  local probe = torch.empty(0):to(...)
-  local dev, dt = probe.device, probe.dtype
-  local explicit_dtype = false
-  for _, v in ipairs({ ... }) do
-    if require("torch.dtype").is_dtype(v) or (type(v) == "table" and v.dtype) or
-      (type(v) == "string" and require("torch.dtype").by_name[v]) then explicit_dtype = true end
+--[[ _apply(fn[, recurse=true]): PyTorch's Module._apply. fn maps each parameter, gradient and
+     buffer to its converted tensor (children first). A parameter whose new tensor can share its
+     TensorImpl type (CPU <-> CUDA, any dtype) is changed in place (param.data = new), so
+     optimizers keep referring to it; otherwise (to or from "meta") it is replaced by a new
+     nn.Parameter, as PyTorch does. Buffers are replaced. ]]
+function Module:_apply(fn, recurse)
+  if recurse ~= false then
+    for _, m in ipairs(self:children()) do m:_apply(fn) end
   end
+  local params, buffers = self._parameters, self._buffers
   torch.no_grad(function()
-    for _, m in ipairs(self:modules()) do
-      for _, map in ipairs({ m._parameters, m._buffers }) do
-        for _, n in ipairs(map.names) do
-          local t = map.values[n]
-          if t ~= nil then
-            local target = (explicit_dtype and t:is_floating_point()) and dt or t.dtype
-            t.data = t:to(dev, target)
-            local g = t.grad
-            if g ~= nil then g.data = g:to(dev, target) end
+    for _, n in ipairs(params.names) do
+      local p = params.values[n]
+      if p ~= nil then
+        local applied = fn(p)
+        local g = p.grad
+        local out = p
+        if torch._has_compatible_shallow_copy_type(p, applied) then
+          p.data = applied
+        else
+          out = M.Parameter(applied, p.requires_grad)
+          params.values[n] = out
+        end
+        if g ~= nil then
+          local g_applied = fn(g)
+          if torch._has_compatible_shallow_copy_type(g, g_applied) and out == p then
+            g.data = g_applied
+          else
+            out.grad = g_applied
           end
         end
       end
     end
+    for _, n in ipairs(buffers.names) do
+      local b = buffers.values[n]
+      if b ~= nil then buffers.values[n] = fn(b) end
+    end
   end)
   return self
 end
-function Module:cpu() return self:to("cpu") end
-function Module:cuda(index) return self:to(index and ("cuda:" .. index) or "cuda") end
-function Module:float() return self:to(torch.float32) end
-function Module:double() return self:to(torch.float64) end
-function Module:half() return self:to(torch.float16) end
-function Module:bfloat16() return self:to(torch.bfloat16) end
+
+local views = require "torch._views"
+
+--[[ to(device) | to(dtype) | to(device, dtype) | to(tensor) | to({device=, dtype=, non_blocking=,
+     memory_format=}): moves and casts parameters and buffers (Module._apply). Only a device given:
+     every tensor moves; only a dtype given: floating-point and complex tensors are cast and each
+     keeps its device, as in PyTorch. ]]
+function Module:to(a, b, c)
+  local dt, dev, opts = views.parse_to("to", a, b, c)
+  if dt and not (dt.is_floating_point or dt.is_complex) then
+    error("nn.Module.to only accepts floating point or complex dtypes, but got desired dtype=" .. tostring(dt), 2)
+  end
+  if dev ~= nil and dev.type ~= "meta" then
+    for _, list in ipairs({ self:parameters(), self:buffers() }) do
+      for _, t in ipairs(list) do
+        if t.device.type == "meta" then
+          error("Cannot copy out of meta tensor; no data! Please use torch.nn.Module.to_empty() instead of " ..
+            "torch.nn.Module.to() when moving module from meta to a different device.", 2)
+        end
+      end
+    end
+  end
+  local convert = { device = dev, non_blocking = opts and opts.non_blocking or nil }
+  local memory_format = opts and opts.memory_format
+  return self:_apply(function(t)
+    convert.dtype = (dt and (t:is_floating_point() or t:is_complex())) and dt or nil
+    convert.memory_format = (memory_format ~= nil and (t:dim() == 4 or t:dim() == 5)) and memory_format or nil
+    return t:to(convert)
+  end)
+end
+
+-- to_empty({device=[, recurse=true]}): moves every parameter and buffer to `device` without
+-- copying its values (uninitialized memory), e.g. to materialize a model built on "meta".
+function Module:to_empty(opts)
+  if type(opts) ~= "table" or getmetatable(opts) ~= nil or opts.device == nil then
+    error("bad argument #1 to 'to_empty' ({device = ...} expected: Module.to_empty takes device as a keyword)", 2)
+  end
+  local dev = require("torch.device").resolve(opts.device, "to_empty", 2)
+  return self:_apply(function(t) return torch.empty_like(t, { device = dev }) end, opts.recurse)
+end
+
+local function floating_only(method)
+  return function(self)
+    return self:_apply(function(t) return t:is_floating_point() and t[method](t) or t end)
+  end
+end
+function Module:cpu() return self:_apply(function(t) return t:cpu() end) end
+function Module:cuda(device) return self:_apply(function(t) return t:cuda(device) end) end
+Module.float = floating_only("float")
+Module.double = floating_only("double")
+Module.half = floating_only("half")
+Module.bfloat16 = floating_only("bfloat16")
 
 ---------------------------------------------------------------- hooks
 local function add_hook(list, fn)
