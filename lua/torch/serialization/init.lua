@@ -218,7 +218,10 @@ local function save_safetensors(value, path)
   end)
 end
 
-local function load_safetensors(path, f, map_location)
+local function load_safetensors(path, f, size, map_location)
+  f:seek("set", 0)
+  -- the length is checked (limit, file size) before the rest of the file is read
+  safetensors.header_length(f:read(8) or "", size)
   f:seek("set", 0)
   local bytes = f:read("*a") or ""
   local entries, metadata, data_start = safetensors.parse_header(bytes)
@@ -275,7 +278,7 @@ function M.load(path, opts)
   if not ok then error(f, 2) end
   local result
   ok, result = pcall(function()
-    if is_safetensors(path) then return load_safetensors(path, f, map_location) end
+    if is_safetensors(path) then return load_safetensors(path, f, size, map_location) end
     f:seek("set", 0)
     local magic = f:read(4) or ""
     if magic ~= "PK\3\4" then error("not a PyTorch zip checkpoint (legacy non-zip torch.save files are not supported)", 0) end

@@ -3,7 +3,8 @@
   metadata. Pure Lua (no FFI, no torch), so the fuzz harness runs it as is.
 
   decode(text, max_depth) refuses what a lenient parser would let through: duplicate object
-  keys, trailing garbage, control characters in strings, nesting deeper than max_depth
+  keys, trailing garbage, control characters in strings, unpaired surrogate escapes (\ud800
+  alone: no UTF-8 form), nesting deeper than max_depth
   (default 64). Arrays become 1-based Lua arrays; null becomes json.null.
   encode(value) writes tables with keys 1..n as arrays, other tables as objects with sorted
   string keys; NaN and infinities are refused (JSON has none).
@@ -57,6 +58,8 @@ local function read_string(s, pos)
           j = j + 6
         end
       end
+      -- an unpaired surrogate has no UTF-8 form (strict readers, serde_json among them, refuse it)
+      if cp >= 0xD800 and cp <= 0xDFFF then fail(s, j, ("lone surrogate \\u%04x"):format(cp)) end
       parts[#parts + 1] = utf8(cp)
       i = j + 6
     elseif escapes[e] then

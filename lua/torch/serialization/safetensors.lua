@@ -4,20 +4,26 @@
   {"name": {"dtype": "F32", "shape": [2, 3], "data_offsets": [begin, end]}, "__metadata__": {...}},
   then the tensor bytes (offsets relative to the end of the header).
 
-  Pure Lua (no torch), so the fuzz harness runs it as is. parse_header checks everything before
-  a byte of tensor data is touched: header length against the file, strict JSON (duplicate keys
-  refused), known dtypes, non-negative integral shapes, end - begin == numel * itemsize, every
-  range inside the data area and no two ranges overlapping; metadata values must be strings.
+  Pure Lua (no torch), so the fuzz harness runs it as is. parse_header accepts exactly the files
+  the format's own reader (the safetensors crate / Python package) accepts, checking everything
+  before a byte of tensor data is touched: a header length of at most 100,000,000 bytes and
+  inside the file, a header of valid UTF-8 (names and metadata), strict JSON (duplicate keys
+  refused, where the crate keeps the last), known dtypes, non-negative integral shapes,
+  end - begin == numel * itemsize, and the tensors, in offset order, covering the data area
+  exactly: the first at 0, each where the previous one ends, the last at the end of the file
+  (no gaps, no trailing bytes); metadata values must be strings. Messages give the numbers as
+  the file holds them (a length of 2^64 - 1 reads 18446744073709551615).
 
   Usage:  local st = require "torch.serialization.safetensors"
           local entries, metadata, data_start = st.parse_header(bytes)
           local header = st.build_header({{name=, dtype=, shape=, nbytes=}, ...}, metadata)
 ]]
+require "ffi"   -- the exact 64-bit header length (0ULL arithmetic)
 local json = require "torch.serialization.json"
 
 local M = {}
 
-local MAX_HEADER = 100 * 1024 * 1024
+local MAX_HEADER = 100000000   -- the format's limit (safetensors' MAX_HEADER_SIZE)
 local SAFE_INT = 2 ^ 53
 
 -- safetensors dtype -> torch dtype name, element size
@@ -31,10 +37,44 @@ for code, d in pairs(M.dtypes) do M.codes[d[1]] = code end
 
 local function fail(msg) error("safetensors: " .. msg, 0) end
 
+-- The 8-byte little-endian length at pos, exactly: a uint64 cdata.
 local function u64le(s, pos)
-  local v = 0
+  local v = 0ULL
   for i = 7, 0, -1 do v = v * 256 + s:byte(pos + i) end
   return v
+end
+
+local function u64_text(v) return (tostring(v):gsub("ULL$", "")) end
+
+-- A JSON number as the file wrote it, as far as a double holds it: integers below 2^53 exact.
+local function num(x)
+  if type(x) ~= "number" then return tostring(x) end
+  if x == math.floor(x) and math.abs(x) < SAFE_INT then return ("%d"):format(x) end
+  return ("%.17g"):format(x)
+end
+
+-- nil when s is valid UTF-8 (what Rust's str::from_utf8 accepts: no overlong forms, no
+-- surrogates, nothing past U+10FFFF), else the 1-based position of the first bad sequence.
+function M.utf8_error(s)
+  local i, n = 1, #s
+  while true do
+    i = s:find("[\128-\255]", i)
+    if not i then return nil end
+    local c, lo, hi = s:byte(i), 0x80, 0xBF
+    local len
+    if c >= 0xC2 and c <= 0xDF then len = 2
+    elseif c >= 0xE0 and c <= 0xEF then len = 3; if c == 0xE0 then lo = 0xA0 elseif c == 0xED then hi = 0x9F end
+    elseif c >= 0xF0 and c <= 0xF4 then len = 4; if c == 0xF0 then lo = 0x90 elseif c == 0xF4 then hi = 0x8F end
+    else return i end
+    if i + len - 1 > n then return i end
+    local b = s:byte(i + 1)
+    if b < lo or b > hi then return i end
+    for k = 2, len - 1 do
+      b = s:byte(i + k)
+      if b < 0x80 or b > 0xBF then return i end
+    end
+    i = i + len
+  end
 end
 
 local function check_entry(name, e, data_len)
@@ -56,11 +96,11 @@ local function check_entry(name, e, data_len)
   if type(off) ~= "table" or #off ~= 2 then fail(("entry '%s' has bad data_offsets"):format(name)) end
   local b, en = off[1], off[2]
   if type(b) ~= "number" or type(en) ~= "number" or b ~= math.floor(b) or en ~= math.floor(en) or b < 0 or en < b then
-    fail(("entry '%s' has bad data_offsets"):format(name))
+    fail(("entry '%s' has bad data_offsets [%s, %s]"):format(name, num(b), num(en)))
   end
-  if en > data_len then fail(("entry '%s' ends at byte %d, past the %d data bytes"):format(name, en, data_len)) end
+  if en > data_len then fail(("entry '%s' ends at byte %s, past the %d data bytes"):format(name, num(en), data_len)) end
   if en - b ~= numel * d[2] then
-    fail(("entry '%s' holds %d bytes, its shape and dtype need %d"):format(name, en - b, numel * d[2]))
+    fail(("entry '%s' holds %s bytes, its shape and dtype need %s"):format(name, num(en - b), num(numel * d[2])))
   end
   return { name = name, dtype = d[1], shape = e.shape, begin = b, ["end"] = en }
 end
@@ -69,10 +109,14 @@ end
 -- data_start (1-based position of the first data byte in bytes).
 function M.parse_header(bytes, file_size)
   file_size = file_size or #bytes
-  if #bytes < 8 then fail("file too short for a header") end
-  local n = u64le(bytes, 1)
-  if n > MAX_HEADER or 8 + n > file_size or 8 + n > #bytes then fail(("header length %d is past the end of the file"):format(n)) end
-  local ok, header = pcall(json.decode, bytes:sub(9, 8 + n), 16)
+  local n = M.header_length(bytes, file_size)
+  if 8 + n > #bytes then fail(("header length %d is past the end of the %d bytes given"):format(n, #bytes)) end
+  local text = bytes:sub(9, 8 + n)
+  local bad = M.utf8_error(text)
+  if bad then
+    fail(("header is not valid UTF-8: byte 0x%02x at file offset %d (header byte %d)"):format(text:byte(bad), 8 + bad - 1, bad - 1))
+  end
+  local ok, header = pcall(json.decode, text, 16)
   if not ok then fail("header: " .. tostring(header)) end
   if type(header) ~= "table" or header == json.null or (next(header) ~= nil and #header > 0) then fail("header is not a JSON object") end
   local data_len = file_size - 8 - n
@@ -88,16 +132,44 @@ function M.parse_header(bytes, file_size)
       entries[#entries + 1] = check_entry(name, e, data_len)
     end
   end
+  -- In offset order the tensors tile the data area: no overlap, no gap, nothing after.
   local by_offset = {}
   for i, e in ipairs(entries) do by_offset[i] = e end
-  table.sort(by_offset, function(a, b) return a.begin < b.begin or (a.begin == b.begin and a["end"] < b["end"]) end)
-  for i = 2, #by_offset do
-    if by_offset[i].begin < by_offset[i - 1]["end"] then
-      fail(("entries '%s' and '%s' overlap"):format(by_offset[i - 1].name, by_offset[i].name))
+  table.sort(by_offset, function(a, b)
+    if a.begin ~= b.begin then return a.begin < b.begin end
+    if a["end"] ~= b["end"] then return a["end"] < b["end"] end
+    return a.name < b.name
+  end)
+  local at, prev = 0, nil
+  for _, e in ipairs(by_offset) do
+    if e.begin < at then
+      fail(("entries '%s' and '%s' overlap"):format(prev, e.name))
+    elseif e.begin > at then
+      fail(("entry '%s' starts at data byte %d, but %s at byte %d: the %d bytes between are unused (the format stores tensors without gaps)"):format(
+        e.name, e.begin, prev and ("'" .. prev .. "' ends") or "the data starts", at, e.begin - at))
     end
+    at, prev = e["end"], e.name
+  end
+  if at ~= data_len then
+    fail(("the tensors end at data byte %d of %d: %d trailing bytes after them (the format allows none)"):format(at, data_len, data_len - at))
   end
   table.sort(entries, function(a, b) return a.name < b.name end)
   return entries, metadata, 9 + n
+end
+
+-- header_length(bytes, file_size) -> N, the header's length, checked as the format's reader
+-- does: at most 100,000,000 bytes, and 8 + N within the file. bytes needs only its first 8.
+function M.header_length(bytes, file_size)
+  if #bytes < 8 then fail(("file too short for a header (%d bytes, the length alone takes 8)"):format(#bytes)) end
+  local n = u64le(bytes, 1)
+  if n > MAX_HEADER then
+    fail(("header length %s exceeds the format's limit of 100000000 bytes"):format(u64_text(n)))
+  end
+  n = tonumber(n)
+  if 8 + n > file_size then
+    fail(("header length %d is past the end of the file (%d bytes after the 8-byte length)"):format(n, file_size - 8))
+  end
+  return n
 end
 
 -- entries: array of {name=, dtype= (torch name), shape=, nbytes=} in data order.
