@@ -3,8 +3,9 @@
   `tokenizers` package runs them for an uncased BERT (tokenizer.json: BertNormalizer with
   clean_text, handle_chinese_chars, lowercase and strip_accents left null (so on), then
   BertPreTokenizer):
-    1. UTF-8 decoded; an invalid byte sequence reads as U+FFFD, which step 2 removes
-       (Python would refuse to decode the text at all);
+    1. UTF-8 decoded; text that is not valid UTF-8 is refused, naming the first bad byte's
+       position (Python cannot even make such bytes a str: "can't decode byte 0xff in
+       position 2"; see utf8_error);
     2. per code point: control, format, unassigned and private-use characters removed;
        whitespace to a space; CJK ideographs padded with spaces; accents stripped (NFD, then
        nonspacing marks dropped; Hangul syllables decompose into their jamo); lowercase;
@@ -86,6 +87,33 @@ local function next_cp(s, i)
   return cp, i + len
 end
 
+-- utf8_error(text) -> nil when text is valid UTF-8 (Python's strict decoder: no overlong forms,
+-- no surrogates, nothing past U+10FFFF); else a message naming the first bad byte, its 1-based
+-- position and why, in Python's words.
+function M.utf8_error(text)
+  local i = 1
+  while true do
+    i = text:find("[\128-\255]", i)
+    if not i then return nil end
+    local c, lo, hi = byte(text, i), 0x80, 0xBF
+    local len
+    if c >= 0xC2 and c <= 0xDF then len = 2
+    elseif c >= 0xE0 and c <= 0xEF then len = 3; if c == 0xE0 then lo = 0xA0 elseif c == 0xED then hi = 0x9F end
+    elseif c >= 0xF0 and c <= 0xF4 then len = 4; if c == 0xF0 then lo = 0x90 elseif c == 0xF4 then hi = 0x8F end
+    end
+    local why = not len and "invalid start byte" or nil
+    for k = 1, (len or 1) - 1 do
+      local b = byte(text, i + k)
+      if not b then why = "unexpected end of data"; break end
+      if b < (k == 1 and lo or 0x80) or b > (k == 1 and hi or 0xBF) then why = "invalid continuation byte"; break end
+    end
+    if why then
+      return ("text is not valid UTF-8: byte 0x%02x at position %d (%s)"):format(c, i, why)
+    end
+    i = i + len
+  end
+end
+
 -- One input code point -> array of its normalized code points (step 2), memoized.
 local SPACE = 0x20
 local NONE = {}
@@ -111,6 +139,8 @@ end
 -- normalize(text) -> array of code points (steps 1-2).
 function M.normalize(text)
   if type(text) ~= "string" then error(("bad argument #1 to 'normalize' (string expected, got %s)"):format(type(text)), 2) end
+  local bad = M.utf8_error(text)
+  if bad then error("normalize: " .. bad, 2) end
   local out, i, n = {}, 1, #text
   while i <= n do
     local cp

@@ -5,7 +5,9 @@
   longer than 100 characters, is one [UNK]), [CLS] ... [SEP], truncation and padding.
   Matches the `tokenizers` package's BertNormalizer + BertPreTokenizer + WordPiece +
   TemplateProcessing, special tokens written in the text ([MASK], [SEP], ...) included: they
-  are matched verbatim before normalisation, as tokenizer.json's added tokens are.
+  are matched verbatim before normalisation, as tokenizer.json's added tokens are (in time
+  linear in the text, however many there are). Text must be valid UTF-8: anything else is
+  refused, naming the first bad byte (Python cannot make such bytes a str at all).
 
   Shapes: B sentences, T the longest encoded length in the batch (<= max_length).
     tok:encode(text [, max_length])  -> Lua array of ids: [CLS] pieces... [SEP], at most
@@ -120,28 +122,53 @@ function Tokenizer:_word(chars, out)
   end
 end
 
--- The earliest special token in text at or after byte i -> start, stop, id (or nil).
-function Tokenizer:_next_special(text, i)
+-- The earliest special token in text at or after byte i -> start, stop, id (or nil); the
+-- longest one where several start there. found[token] remembers each token's next occurrence
+-- (false: none left), so a token is searched again only once i has passed it: over one text
+-- each token's searches cover disjoint stretches, and the whole scan is linear in the text.
+function Tokenizer:_next_special(text, i, found)
   local best_s, best_e, best_id
   for _, token in ipairs(self.specials) do
-    local s, e = text:find(token, i, true)
-    if s and (not best_s or s < best_s or (s == best_s and e > best_e)) then best_s, best_e, best_id = s, e, self.vocab[token] end
+    local s = found[token]
+    if s ~= false and (s == nil or s < i) then
+      s = text:find(token, i, true) or false
+      found[token] = s
+    end
+    if s then
+      local e = s + #token - 1
+      if not best_s or s < best_s or (s == best_s and e > best_e) then best_s, best_e, best_id = s, e, self.vocab[token] end
+    end
   end
   return best_s, best_e, best_id
 end
 
--- ids(text) -> the ids of text without [CLS]/[SEP], untruncated.
-function Tokenizer:ids(text)
-  if type(text) ~= "string" then error(("bad argument #1 to 'ids' (string expected, got %s)"):format(type(text)), 2) end
-  local out, i = {}, 1
+-- The text argument of the public methods: a string of valid UTF-8 (error at the caller's
+-- caller, level 3, naming the method).
+local function check_text(text, name)
+  if type(text) ~= "string" then error(("bad argument #1 to '%s' (string expected, got %s)"):format(name, type(text)), 3) end
+  local bad = bn.utf8_error(text)
+  if bad then error(("%s: %s"):format(name, bad), 3) end
+end
+
+-- The ids of valid text without [CLS]/[SEP], untruncated.
+function Tokenizer:_ids(text)
+  local out, i, found = {}, 1, {}
   while i <= #text do
-    local s, e, id = self:_next_special(text, i)
-    for _, word in ipairs(bn.words(text:sub(i, (s or #text + 1) - 1))) do self:_word(word, out) end
+    local s, e, id = self:_next_special(text, i, found)
+    if s ~= i then
+      for _, word in ipairs(bn.words(text:sub(i, (s or #text + 1) - 1))) do self:_word(word, out) end
+    end
     if not s then break end
     out[#out + 1] = id
     i = e + 1
   end
   return out
+end
+
+-- ids(text) -> the ids of text without [CLS]/[SEP], untruncated.
+function Tokenizer:ids(text)
+  check_text(text, "ids")
+  return self:_ids(text)
 end
 
 function Tokenizer:tokenize(text)
@@ -151,14 +178,16 @@ function Tokenizer:tokenize(text)
     for piece, id in pairs(self.vocab) do inv[id] = piece end
     self._inverse = inv
   end
+  check_text(text, "tokenize")
   local out = {}
-  for k, id in ipairs(self:ids(text)) do out[k] = inv[id] end
+  for k, id in ipairs(self:_ids(text)) do out[k] = inv[id] end
   return out
 end
 
 function Tokenizer:encode(text, max_length)
+  check_text(text, "encode")
   max_length = max_length or self.max_length
-  local body = self:ids(text)
+  local body = self:_ids(text)
   local out = { self.cls_id }
   for k = 1, math.min(#body, max_length - 2) do out[k + 1] = body[k] end
   out[#out + 1] = self.sep_id
@@ -172,6 +201,8 @@ function Tokenizer:batch(texts, max_length)
   local rows = {}
   for b, text in ipairs(texts) do
     if type(text) ~= "string" then error(("bad argument #1 to 'batch' (text %d is a %s, not a string)"):format(b, type(text)), 2) end
+    local bad = bn.utf8_error(text)
+    if bad then error(("batch: text %d: %s"):format(b, bad), 2) end
     rows[b] = self:encode(text, max_length)
   end
   return self:pad(rows)
