@@ -100,6 +100,25 @@ describe("hostile checkpoints", function()
     refuses("No such file", torch.load, dir .. "/missing.pt")
   end)
 
+  it("torch.load: a version record past 2^64 - 1 is refused with its number", function()
+    local good = dir .. "/v.pt"
+    torch.save({ a = 1 }, good)
+    -- the same archive with its version record replaced (Python's zipfile: stored, CRCs right)
+    require("spec.support.pytorch").run(([[
+import zipfile
+src = zipfile.ZipFile(%q)
+for tag, ver in [("huge", b"99999999999999999999999\n"), ("max1", b"18446744073709551616"), ("text", b"abc")]:
+    with zipfile.ZipFile(%q + "/v_" + tag + ".pt", "w", zipfile.ZIP_STORED) as out:
+        for name in src.namelist():
+            out.writestr(name, ver if name.endswith("/version") else src.read(name))
+print("[]")
+]]):format(good, dir))
+    refuses("version record holds 99999999999999999999999, past 2%^64 %- 1", torch.load, dir .. "/v_huge.pt")
+    refuses("version record holds 18446744073709551616, past 2%^64 %- 1", torch.load, dir .. "/v_max1.pt")
+    refuses("Couldn't parse the version abc", torch.load, dir .. "/v_text.pt")   -- libtorch's own message
+    assert.equal(1, torch.load(good).a)
+  end)
+
   it("fuzz harness: bounded run over the parsers, zero crashes", function()
     if os.execute("command -v clang >/dev/null 2>&1") ~= 0 and os.execute("command -v clang >/dev/null 2>&1") ~= true then
       pending("clang not installed")

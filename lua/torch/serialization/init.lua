@@ -144,11 +144,26 @@ local function read_pt(r, prefixed, map_location)
   return pickle.load(data, hooks)
 end
 
+-- The archive's version record, read as libtorch's reader will (std::stoull): a number past
+-- 2^64 - 1 is refused here with the number itself (libtorch would say only "stoull").
+local function check_version(read, size, names, prefixed)
+  local name = prefixed[".data/version"] or prefixed["version"]
+  if not name or names[name].size > 64 then return end
+  local text = zipdir.read_record(read, size, names, name)
+  local digits = text:match("^%s*[+-]?0*(%d+)")
+  if digits and (#digits > 20 or (#digits == 20 and digits > "18446744073709551615")) then
+    error(("the archive's version record holds %s, past 2^64 - 1: not a format version"):format(
+      text:match("^%s*(.-)%s*$")), 0)
+  end
+end
+
 local function load_pt(path, f, size, map_location)
-  local names = zipdir.list(function(offset, n) f:seek("set", offset); return f:read(n) or "" end, size)
+  local function read(offset, n) f:seek("set", offset); return f:read(n) or "" end
+  local names = zipdir.list(read, size)
   local prefixed = {}
-  for _, n in ipairs(names) do prefixed[n:match("^[^/]*/(.*)$") or n] = true end
+  for _, n in ipairs(names) do prefixed[n:match("^[^/]*/(.*)$") or n] = n end
   if not prefixed["data.pkl"] then error("load: archive has no data.pkl (a TorchScript archive? use torch.jit.load)", 0) end
+  check_version(read, size, names, prefixed)
   check(C.lt_zip_reader_open(reader_out, path), "load", 3)
   local r = ffi.gc(reader_out[0], C.lt_zip_reader_free)
   -- Every record is copied out while the pickle is read, so the reader (and its descriptor)

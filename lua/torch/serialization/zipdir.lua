@@ -8,6 +8,9 @@
   Pure Lua (no torch), so the fuzz harness runs it as is.
 
   Usage:  local names = zipdir.list(read, size)   -- read(offset0, n) -> string of <= n bytes
+          local bytes = zipdir.read_record(read, size, names, "archive/version")   -- small records
+  (names[name] is {offset =, size =} of each record's local header and stored size, from the
+  central directory; zip64 sizes are not followed, and read_record refuses those records.)
 ]]
 local M = {}
 
@@ -59,11 +62,22 @@ function M.list(read, size)
     local name = cd:sub(p + 46, p + 46 + name_len - 1)
     if method ~= 0 then fail(("record '%s' is compressed (method %d); only stored records are read"):format(name, method)) end
     if names[name] then fail("duplicate record '" .. name .. "'") end
-    names[name] = true
+    names[name] = { offset = uint(cd, p + 42, 4), size = uint(cd, p + 20, 4) }
     names[#names + 1] = name
     p = p + 46 + name_len + extra_len + comment_len
   end
   return names
+end
+
+-- The stored bytes of record `name` (listed by list), through its local header; every offset
+-- is checked against the file. For small records: the whole record is returned as a string.
+function M.read_record(read, size, names, name)
+  local e = names[name]
+  if type(e) ~= "table" then fail("no record '" .. name .. "'") end
+  if e.offset == 0xFFFFFFFF or e.size == 0xFFFFFFFF then fail("record '" .. name .. "' uses zip64 fields") end
+  local h = read_exact(read, e.offset, 30, size, "local header of '" .. name .. "'")
+  if h:sub(1, 4) ~= "PK\3\4" then fail("bad local header for '" .. name .. "'") end
+  return read_exact(read, e.offset + 30 + uint(h, 27, 2) + uint(h, 29, 2), e.size, size, "record '" .. name .. "'")
 end
 
 -- For a whole file already in memory.
