@@ -30,6 +30,8 @@ local cases = {
   trailing_no_tensor = file("{}", ("\0"):rep(3)),
   header_over_limit = u64(100000001) .. "{}",
   header_huge = ("\255"):rep(8) .. "{}",   -- a length of 2^64 - 1: every byte 0xff
+  big_offset = file('{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,18446744073709551615]}}', ("\0"):rep(4)),
+  big_shape = file('{"a":{"dtype":"F32","shape":[99999999999999999999999],"data_offsets":[0,4]}}', ("\0"):rep(4)),
   duplicate_key = file("{" .. f32("a", 0, 4) .. "," .. f32("a", 0, 4) .. "}", ("\0"):rep(4)),
 }
 
@@ -120,6 +122,11 @@ print(json.dumps(len(deserialize(open(%q, "rb").read()))))
 ]]):format(path))
     assert.equal(0, res)
     os.remove(path)
+  end)
+
+  it("huge numbers in a record are printed as written", function()
+    both_refuse("big_offset", "data_offsets %[0, 18446744073709551615%], past any file")
+    both_refuse("big_shape", "bad shape: dimension 1 is 99999999999999999999999")
   end)
 
   it("duplicate keys are refused (the Rust reader keeps the last one)", function()

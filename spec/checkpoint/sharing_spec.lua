@@ -54,6 +54,16 @@ describe("checkpoint sharing and descriptors", function()
     assert.matches("recursive structure", err)
   end)
 
+  it("pickle.load: nesting has no limit (PyTorch's loader has none): 100,000 levels", function()
+    local n = 100000
+    local t0 = os.clock()
+    local x = pickle.load("\128\2" .. ("]"):rep(n) .. ("a"):rep(n - 1) .. ".")
+    assert.is_true(os.clock() - t0 < 1)
+    local depth = 1
+    while x[1] do x, depth = x[1], depth + 1 end
+    assert.equal(n, depth)
+  end)
+
   it("torch.load of PyTorch's doubling file; torch.save writes sharing as references", function()
     local py = dir .. "/py_doubling.pt"
     local lt = dir .. "/lt_doubling.pt"
@@ -67,12 +77,18 @@ import time
 x = []
 for _ in range(64): x = [x, x]
 torch.save(x, %q)
+deep = []
+for _ in range(300): deep = [deep, 1]
+torch.save(deep, %q)
 y = torch.load(%q, weights_only=True)
 d, s = 0, True
 while len(y) == 2: s = s and y[0] is y[1]; d += 1; y = y[0]
 print(json.dumps({"depth": d, "shared": s}))
-]]):format(py, lt))
+]]):format(py, dir .. "/py_deep.pt", lt))
     assert.same({ depth = 64, shared = true }, res)   -- PyTorch reads ltorch's file shared
+    local deep, levels = torch.load(dir .. "/py_deep.pt"), 0   -- 300 levels, as PyTorch saved them
+    while deep[1] do deep, levels = deep[1], levels + 1 end
+    assert.equal(300, levels)
     for _, path in ipairs({ py, lt }) do
       t0 = os.clock()
       local y = torch.load(path)

@@ -6,6 +6,9 @@
   keys, trailing garbage, control characters in strings, unpaired surrogate escapes (\ud800
   alone: no UTF-8 form), nesting deeper than max_depth
   (default 64). Arrays become 1-based Lua arrays; null becomes json.null.
+  decode(text, max_depth, {exact_integers = true}): an integer literal a double cannot hold
+  exactly (|n| >= 2^53) comes back as a json.Big table (tostring gives the digits as written),
+  so a reader can refuse it naming the real number.
   encode(value) writes tables with keys 1..n as arrays, other tables as objects with sorted
   string keys; NaN and infinities are refused (JSON has none).
 
@@ -15,6 +18,8 @@
 local M = {}
 
 M.null = setmetatable({}, { __tostring = function() return "json.null" end })
+M.Big = { __tostring = function(b) return b.text end }
+local exact_integers = false   -- decode's option, set at the start of each call
 
 local byte, sub, find, char = string.byte, string.sub, string.find, string.char
 local floor = math.floor
@@ -124,13 +129,17 @@ function read_value(s, pos, depth, max_depth)
   local num = s:match("^-?%d+%.?%d*[eE]?[-+]?%d*", pos)
   if num and num ~= "" and num ~= "-" then
     local v = tonumber(num)
+    if v and exact_integers and math.abs(v) >= 2 ^ 53 and num:match("^-?%d+$") then
+      return setmetatable({ text = num }, M.Big), pos + #num
+    end
     if v then return v, pos + #num end
   end
   fail(s, pos, c and ("unexpected character '" .. char(c) .. "'") or "unexpected end")
 end
 
-function M.decode(s, max_depth)
+function M.decode(s, max_depth, opts)
   if type(s) ~= "string" then error("json.decode: expected a string", 2) end
+  exact_integers = opts ~= nil and opts.exact_integers == true
   local v, pos = read_value(s, skip(s, 1), 1, max_depth or 64)
   pos = skip(s, pos)
   if pos <= #s then fail(s, pos, "trailing characters") end

@@ -5,8 +5,10 @@
   Reading never runs code: the only globals accepted are collections.OrderedDict,
   torch._utils._rebuild_tensor_v2 / _rebuild_parameter and the typed storages
   (torch.FloatStorage, ...); any other global is refused by name. Everything is bounds-checked
-  (lengths against the input, tensor extents against their storage, nesting, duplicate dict
+  (lengths against the input, tensor extents against their storage, duplicate dict
   keys, cycles), so a hostile file ends in a Lua error, never in a crash or a huge allocation.
+  Nesting has no limit, as in PyTorch's loader: reading and the cycle check are iterative, so
+  depth costs memory in proportion to the file and no stack.
 
   Values: dict -> Lua table (string/integer keys kept as they are, so an optimizer's 0-based
   `state` stays 0-based); list and tuple -> Lua array; int/float -> number (ints beyond 2^53
@@ -32,7 +34,7 @@ local M = {}
 M.None = setmetatable({}, { __tostring = function() return "torch.None" end })
 
 local byte, sub, char, floor = string.byte, string.sub, string.char, math.floor
-local MAX_DEPTH, MAX_DIMS = 200, 64
+local MAX_DIMS = 64
 local SAFE_INT = 2 ^ 53
 
 -- storage class name -> dtype name (torch.dtype)
@@ -238,7 +240,6 @@ ops[0x7d] = function(r) r:push(r:new_container("dict")) end           -- } EMPTY
 ops[0x5d] = function(r) r:push(r:new_container("list")) end           -- ] EMPTY_LIST
 ops[0x29] = function(r) r:push(r:tuple({})) end                       -- ) EMPTY_TUPLE
 ops[0x28] = function(r)                                                -- ( MARK
-  if #r.marks >= MAX_DEPTH then fail("nested too deeply", r.pos) end
   r.marks[#r.marks + 1] = r.n
   r.floor = r.n
 end
@@ -331,7 +332,6 @@ local function check_acyclic(root, kind)
         local s = state[x]
         if s == ON_PATH then fail("recursive structure") end
         if s == nil then
-          if depth > MAX_DEPTH then fail("nested too deeply") end
           depth = depth + 1
           nodes[depth], keys[depth], state[x] = x, nil, ON_PATH
         end

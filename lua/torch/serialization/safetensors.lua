@@ -46,8 +46,9 @@ end
 
 local function u64_text(v) return (tostring(v):gsub("ULL$", "")) end
 
--- A JSON number as the file wrote it, as far as a double holds it: integers below 2^53 exact.
+-- A JSON number as the file wrote it (integers past 2^53 arrive as json.Big, their digits).
 local function num(x)
+  if getmetatable(x) == json.Big then return x.text end
   if type(x) ~= "number" then return tostring(x) end
   if x == math.floor(x) and math.abs(x) < SAFE_INT then return ("%d"):format(x) end
   return ("%.17g"):format(x)
@@ -88,13 +89,18 @@ local function check_entry(name, e, data_len)
   local numel = 1
   for i = 1, #e.shape do
     local s = e.shape[i]
-    if type(s) ~= "number" or s < 0 or s ~= math.floor(s) then fail(("entry '%s' has a bad shape"):format(name)) end
+    if type(s) ~= "number" or s < 0 or s ~= math.floor(s) then
+      fail(("entry '%s' has a bad shape: dimension %d is %s"):format(name, i, num(s)))
+    end
     numel = numel * s
-    if numel >= SAFE_INT then fail(("entry '%s' is too large"):format(name)) end
+    if numel >= SAFE_INT then fail(("entry '%s' is too large: its shape holds 2^53 elements or more"):format(name)) end
   end
   local off = e.data_offsets
   if type(off) ~= "table" or #off ~= 2 then fail(("entry '%s' has bad data_offsets"):format(name)) end
   local b, en = off[1], off[2]
+  if getmetatable(b) == json.Big or getmetatable(en) == json.Big then
+    fail(("entry '%s' has data_offsets [%s, %s], past any file this reader can hold (2^53 bytes)"):format(name, num(b), num(en)))
+  end
   if type(b) ~= "number" or type(en) ~= "number" or b ~= math.floor(b) or en ~= math.floor(en) or b < 0 or en < b then
     fail(("entry '%s' has bad data_offsets [%s, %s]"):format(name, num(b), num(en)))
   end
@@ -116,7 +122,7 @@ function M.parse_header(bytes, file_size)
   if bad then
     fail(("header is not valid UTF-8: byte 0x%02x at file offset %d (header byte %d)"):format(text:byte(bad), 8 + bad - 1, bad - 1))
   end
-  local ok, header = pcall(json.decode, text, 16)
+  local ok, header = pcall(json.decode, text, 16, { exact_integers = true })
   if not ok then fail("header: " .. tostring(header)) end
   if type(header) ~= "table" or header == json.null or (next(header) ~= nil and #header > 0) then fail("header is not a JSON object") end
   local data_len = file_size - 8 - n
