@@ -50,6 +50,7 @@ typedef struct lt_options {
   int device_type;
   int device_index;   /* -1: the current device of that type */
   int requires_grad;
+  int pin_memory;     /* CPU tensors in page-locked memory (needs CUDA, as in PyTorch) */
 } lt_options;
 
 /* Live tensor memory, counted by the CPU allocator that ltorch installs. Lua reads these fields
@@ -197,7 +198,8 @@ enum {
   LT_FLAG_MATMUL_FP16_SPLIT_K, LT_FLAG_MATMUL_BF16_REDUCTION, LT_FLAG_MATMUL_BF16_SPLIT_K,
   LT_FLAG_MATMUL_FP16_ACCUMULATION, LT_FLAG_MKLDNN_ENABLED, LT_FLAG_MKLDNN_DETERMINISTIC,
   LT_FLAG_MKLDNN_ALLOW_TF32, LT_FLAG_SDP_FLASH, LT_FLAG_SDP_MEM_EFFICIENT, LT_FLAG_SDP_MATH,
-  LT_FLAG_SDP_CUDNN, LT_FLAG_SDP_FP16_BF16_REDUCTION_MATH
+  LT_FLAG_SDP_CUDNN, LT_FLAG_SDP_FP16_BF16_REDUCTION_MATH, LT_FLAG_LINALG_BACKEND, LT_FLAG_BLAS_BACKEND,
+  LT_FLAG_HAS_MKLDNN, LT_FLAG_HAS_OPENMP, LT_FLAG_HAS_MKL   /* the last three read-only */
 };
 int lt_backend_flag_get(int which, int64_t *out);
 int lt_backend_flag_set(int which, int64_t value);
@@ -486,18 +488,23 @@ int lt_file_sync(const char *path);
 int lt_file_commit(const char *tmp, const char *path);        /* rename, fsync the folder */
 int lt_rng_get_state(lt_tensor **out);                        /* CPU generator, uint8 */
 int lt_rng_set_state(const lt_tensor *state);
-/* ---- torch.Generator (CPU) and the samplers' draws (lt_generator.cpp); NULL g = the default ---- */
-typedef struct lt_generator lt_generator;
-int lt_generator_new(lt_generator **out);
-void lt_generator_free(lt_generator *g);
-int lt_generator_manual_seed(lt_generator *g, uint64_t seed);
-int lt_generator_initial_seed(lt_generator *g, uint64_t *out);
-int lt_generator_get_state(lt_tensor **out, lt_generator *g);
-int lt_generator_set_state(lt_generator *g, const lt_tensor *state);
-int lt_generator_randperm(lt_tensor **out, lt_generator *g, int64_t n);               /* int64 */
-int lt_generator_randint(lt_tensor **out, lt_generator *g, int64_t high, int64_t size); /* [0, high) */
-int lt_generator_random_int64(lt_generator *g, int64_t *out);  /* empty((), int64).random_(g) */
-int lt_generator_multinomial(lt_tensor **out, lt_generator *g, const lt_tensor *weights, int64_t n,
+/* Any device type's default generator (lt_random.cpp); index -1: the current device. */
+int lt_default_generator_get_state(int device_type, int index, lt_tensor **out);
+int lt_default_generator_set_state(int device_type, int index, const lt_tensor *state);
+int lt_default_generator_initial_seed(int device_type, int index, uint64_t *out);
+int lt_default_generator_seed(int device_type, int index, uint64_t *out);
+/* ---- torch.Generator (CPU) and the samplers' draws (lt_cpu_generator.cpp); NULL g = the default ---- */
+typedef struct lt_cpu_generator lt_cpu_generator;
+int lt_cpu_generator_new(lt_cpu_generator **out);
+void lt_cpu_generator_free(lt_cpu_generator *g);
+int lt_cpu_generator_manual_seed(lt_cpu_generator *g, uint64_t seed);
+int lt_cpu_generator_initial_seed(lt_cpu_generator *g, uint64_t *out);
+int lt_cpu_generator_get_state(lt_tensor **out, lt_cpu_generator *g);
+int lt_cpu_generator_set_state(lt_cpu_generator *g, const lt_tensor *state);
+int lt_cpu_generator_randperm(lt_tensor **out, lt_cpu_generator *g, int64_t n);               /* int64 */
+int lt_cpu_generator_randint(lt_tensor **out, lt_cpu_generator *g, int64_t high, int64_t size); /* [0, high) */
+int lt_cpu_generator_random_int64(lt_cpu_generator *g, int64_t *out);  /* empty((), int64).random_(g) */
+int lt_cpu_generator_multinomial(lt_tensor **out, lt_cpu_generator *g, const lt_tensor *weights, int64_t n,
                              int replacement);
 
 /* ---- TorchScript modules (lt_jit.cpp) ---- */

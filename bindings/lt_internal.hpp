@@ -108,7 +108,8 @@ class PlainOp {
 c10::ScalarType scalar_type(int code);
 c10::Device device(int device_type, int device_index);
 at::TensorOptions options(const lt_options *opt);
-/* Applies the parts of lt_options that ATen factories do not take (requires_grad). */
+/* Applies the parts of lt_options that ATen factories do not take (requires_grad), and pins a
+   tensor asked pinned that its factory did not allocate so. */
 at::Tensor finish(at::Tensor t, const lt_options *opt);
 
 /* The CPU allocator's block caches (small and large blocks): on unless

@@ -37,11 +37,17 @@ c10::Device device(int device_type, int device_index) {
 
 at::TensorOptions options(const lt_options *opt) {
   if (opt == nullptr) return at::TensorOptions();
-  return at::TensorOptions().dtype(scalar_type(opt->dtype)).device(device(opt->device_type, opt->device_index));
+  return at::TensorOptions()
+      .dtype(scalar_type(opt->dtype))
+      .device(device(opt->device_type, opt->device_index))
+      .pinned_memory(opt->pin_memory != 0);
 }
 
 at::Tensor finish(at::Tensor t, const lt_options *opt) {
-  if (opt != nullptr && opt->requires_grad) t.set_requires_grad(true);
+  if (opt == nullptr) return t;
+  // factories that fill a tensor they made themselves (torch.tensor from Lua data) pin it here
+  if (opt->pin_memory && !t.is_pinned()) t = t.pin_memory();
+  if (opt->requires_grad) t.set_requires_grad(true);
   return t;
 }
 

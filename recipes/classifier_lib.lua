@@ -262,7 +262,8 @@ function M.build(config)
   end
   local function loader(part, shuffle)
     return data.DataLoader(data.TensorDataset(d[part][1], d[part][2]),
-      { batch_size = shuffle and cfg.batch_size or math.max(cfg.batch_size, 1000), shuffle = shuffle, generator = cfg.seed })
+      { batch_size = shuffle and cfg.batch_size or math.max(cfg.batch_size, 1000), shuffle = shuffle, generator = cfg.seed,
+        pin_memory = torch.device(device).type == "cuda" })   -- page-locked batches: asynchronous copies
   end
   return { model = model, loss_fn = M.loss_fn(d.meta.task), optimizer = opt, config = cfg, meta = d.meta,
     device = device, amp = mp, train_loader = loader("train", true), val_loader = loader("val", false),

@@ -119,24 +119,33 @@ local function train_epoch(parts, epoch, quiet)
   local nb = loader:len()
   local bar = quiet and function() end or M.progress(nb, ("epoch %d/%d"):format(epoch, cfg.epochs))
   model:train()
-  local total, n, correct, done = 0, 0, 0, 0
+  -- The sums stay on the device and are read at log time only: an :item() per step would wait
+  -- for the GPU every step. MPS has no float64.
+  local dev = torch.device(device)
+  local total = torch.zeros({}, { dtype = dev.type == "mps" and torch.float32 or torch.float64, device = dev })
+  local correct = torch.zeros({}, { dtype = torch.int64, device = dev })
+  local n, done = 0, 0
+  local non_blocking = { non_blocking = dev.type == "cuda" }   -- with the loader's pinned batches
   for batch in loader:iter() do
-    local x, y = batch[1]:to(device), batch[2]:to(device)
+    local x, y = batch[1]:to(dev, non_blocking), batch[2]:to(dev, non_blocking)
     opt:zero_grad()
     local out = forward(model, x, mp):float()
     local loss = parts.loss_fn(out, y)
     mp:scale(loss):backward()
     mp:step(opt, model:parameters(), cfg.clip_grad_norm)
     local b = y:size(0)
-    total, n, done = total + loss:item() * b, n + b, done + 1
-    if parts.meta.task == "multiclass" then
-      correct = correct + torch.no_grad(function() return out:argmax(1):eq(y):sum():item() end)
-    elseif parts.meta.task == "binary" then
-      correct = correct + torch.no_grad(function() return out:view(-1):gt(0):long():eq(y:long()):sum():item() end)
-    end
-    if done % cfg.log_every == 0 or done == nb then bar(done, n, ("loss %.4f"):format(total / n)) end
+    n, done = n + b, done + 1
+    torch.no_grad(function()
+      total:add_(loss:detach(), { alpha = b })
+      if parts.meta.task == "multiclass" then
+        correct:add_(out:argmax(1):eq(y):sum())
+      elseif parts.meta.task == "binary" then
+        correct:add_(out:view(-1):gt(0):long():eq(y:long()):sum())
+      end
+    end)
+    if done % cfg.log_every == 0 or done == nb then bar(done, n, ("loss %.4f"):format(total:item() / n)) end
   end
-  return total / n, parts.meta.task ~= "regression" and correct / n or nil
+  return total:item() / n, parts.meta.task ~= "regression" and correct:item() / n or nil
 end
 
 function M.fit(parts, opts)

@@ -15,7 +15,6 @@ local ffi = require "ffi"
 local _C = require "torch._C"
 local dtype_mod = require "torch.dtype"
 local device_mod = require "torch.device"
-local atomic = require "torch._atomic"
 
 local M = {}
 
@@ -82,7 +81,6 @@ function M.pack(...)
   end
   return { ... }, n
 end
-atomic(M.pack)   -- packs pcall's results where grad mode and the like are restored after
 
 --[[ Reads a shape from varargs starting at argument position `first`:
      (2, 3), ({2, 3}), or (torch.Size). A trailing options table is returned separately.
@@ -187,6 +185,13 @@ function M.options(fname, opts, default_dtype)
   o.dtype = dt.code
   o.device_type, o.device_index = device_mod.codes(dev)
   o.requires_grad = rg and 1 or 0
+  o.pin_memory = 0
+  if opts ~= nil and opts.pin_memory ~= nil then
+    if type(opts.pin_memory) ~= "boolean" then
+      error(("%s: option pin_memory must be a boolean, got %s"):format(fname, M.typename(opts.pin_memory)), 3)
+    end
+    o.pin_memory = opts.pin_memory and 1 or 0
+  end
   return o, dt, dev
 end
 

@@ -92,6 +92,7 @@ function M.tensor(data, opts)
     end
     local d = opts and opts.dtype and dtype_mod.resolve(opts.dtype, "tensor", 2)
     local r = Tensor.to(Tensor.detach(data), { dtype = d, device = opts and opts.device, copy = true })
+    if opts and opts.pin_memory then r = r:pin_memory() end
     if opts and opts.requires_grad then r.requires_grad = true end
     return r
   end

@@ -153,6 +153,60 @@ function M.cuda.manual_seed_all(seed)
   cuda_check(C.lt_cuda_manual_seed(seed_of(seed, "cuda.manual_seed_all"), -1, 1))
 end
 
+--[[ CUDA generator states, as torch.cuda's: a state is a 1-D uint8 CPU tensor. `device` is a
+     number, "cuda", "cuda:N" or a device object (default: the current device). Without a GPU,
+     get_rng_state / set_rng_state / initial_seed raise libtorch's error (PyTorch's), while the
+     *_all forms see no device (an empty list) and seed / seed_all do nothing. ]]
+local state_out = ffi.new("lt_tensor*[1]")
+local seed_out = ffi.new("uint64_t[1]")
+local CUDA = type_codes.cuda
+
+local function wrap_state()
+  return require("torch._memory").wrap(state_out[0])
+end
+
+function M.cuda.get_rng_state(device)
+  _C.check(C.lt_default_generator_get_state(CUDA, cuda_index(device, "cuda.get_rng_state"), state_out), "cuda.get_rng_state")
+  return wrap_state()
+end
+
+function M.cuda.set_rng_state(new_state, device)
+  if not ffi.istype(_C.Ref, new_state) then
+    error(("bad argument #1 to 'cuda.set_rng_state' (Tensor expected, got %s)"):format(type(new_state)), 2)
+  end
+  _C.check(C.lt_default_generator_set_state(CUDA, cuda_index(device, "cuda.set_rng_state"), new_state.h), "cuda.set_rng_state")
+end
+
+function M.cuda.get_rng_state_all()
+  local states = {}
+  for i = 0, M.cuda.device_count() - 1 do states[#states + 1] = M.cuda.get_rng_state(i) end
+  return states
+end
+
+function M.cuda.set_rng_state_all(new_states)
+  if type(new_states) ~= "table" then
+    error(("bad argument #1 to 'cuda.set_rng_state_all' (table of states expected, got %s)"):format(type(new_states)), 2)
+  end
+  for i, state in ipairs(new_states) do M.cuda.set_rng_state(state, i - 1) end
+end
+
+function M.cuda.initial_seed()
+  _C.check(C.lt_default_generator_initial_seed(CUDA, -1, seed_out), "cuda.initial_seed")
+  return tonumber(seed_out[0])
+end
+
+-- A non-deterministic seed for the current device (seed) or every device (seed_all).
+function M.cuda.seed()
+  if M.cuda.device_count() == 0 then return end
+  _C.check(C.lt_default_generator_seed(CUDA, -1, seed_out), "cuda.seed")
+end
+
+function M.cuda.seed_all()
+  if M.cuda.device_count() == 0 then return end
+  _C.check(C.lt_default_generator_seed(CUDA, 0, seed_out), "cuda.seed_all")
+  cuda_check(C.lt_cuda_manual_seed(seed_out[0], -1, 1))   -- the same seed on every device, as PyTorch
+end
+
 M.mps = {}
 function M.mps.is_available()
   C.lt_has_backend(13, int_type)

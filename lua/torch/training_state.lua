@@ -6,7 +6,7 @@
         scheduler = sched, scaler = scaler, epoch = 3, step = 1200, best_metric = 0.41,
         config = {lr = 0.1}})
       local st = torch.training_state.load_training_state("ckpt.pt", {model = net, optimizer = opt})
-      -- st.epoch, st.step, st.best_metric, st.config; the CPU RNG is restored too
+      -- st.epoch, st.step, st.best_metric, st.config; the CPU and CUDA generators are restored too
 
       local mgr = torch.training_state.Manager("runs/a", {keep_last = 3, best_metric = "val_loss", mode = "min"})
       mgr:save(step, {model = net, optimizer = opt, epoch = e}, {val_loss = 0.3})
@@ -23,6 +23,7 @@
 local torch = require "torch"
 local serialization = require "torch.serialization"
 local json = require "torch.serialization.json"
+local warnings = require "torch._warnings"
 
 local M = {}
 
@@ -32,6 +33,26 @@ local PLAIN = { "epoch", "step", "best_metric", "config" }
 local function state_of(v)
   if type(v) == "table" and type(v.state_dict) == "function" then return v:state_dict() end
   return v
+end
+
+-- The generators' states: the CPU's and, on a GPU machine, every visible CUDA device's (a list).
+local function rng_states()
+  local rng = { cpu = torch.get_rng_state() }
+  if torch.cuda.device_count() > 0 then rng.cuda = torch.cuda.get_rng_state_all() end
+  return rng
+end
+
+-- Puts the saved generator states back (as CPU tensors whatever map_location did to them); CUDA
+-- states for the devices both the checkpoint and this machine have, with a warning when they differ.
+local function restore_rng(rng)
+  if torch.is_tensor(rng.cpu) then torch.set_rng_state(rng.cpu:cpu()) end
+  local saved = type(rng.cuda) == "table" and rng.cuda or {}
+  local visible = torch.cuda.device_count()
+  if #saved ~= visible and (#saved > 0 or visible > 0) then
+    warnings.warn(("load_training_state: the checkpoint has CUDA generator states for %d device(s), this machine " ..
+      "sees %d: restoring the first %d"):format(#saved, visible, math.min(#saved, visible)), 3)
+  end
+  for i = 1, math.min(#saved, visible) do torch.cuda.set_rng_state(saved[i]:cpu(), i - 1) end
 end
 
 function M.save_training_state(path, parts)
@@ -44,7 +65,7 @@ function M.save_training_state(path, parts)
     if not known[k] then error(("save_training_state: unknown part '%s' (expected %s, %s)"):format(
       tostring(k), table.concat(OBJECTS, ", "), table.concat(PLAIN, ", ")), 2) end
   end
-  local st = { format = "ltorch.training_state", version = 1, rng = { cpu = torch.get_rng_state() } }
+  local st = { format = "ltorch.training_state", version = 1, rng = rng_states() }
   for _, k in ipairs(OBJECTS) do if parts[k] ~= nil then st[k] = state_of(parts[k]) end end
   for _, k in ipairs(PLAIN) do if parts[k] ~= nil then st[k] = parts[k] end end
   local ok, err = pcall(torch.save, st, path)
@@ -69,7 +90,7 @@ function M.load_training_state(path, into)
       if not lok then error(("load_training_state: restoring %s: %s"):format(k, tostring(lerr)), 2) end
     end
   end
-  if into.restore_rng ~= false and st.rng and torch.is_tensor(st.rng.cpu) then torch.set_rng_state(st.rng.cpu) end
+  if into.restore_rng ~= false and type(st.rng) == "table" then restore_rng(st.rng) end
   return st
 end
 
