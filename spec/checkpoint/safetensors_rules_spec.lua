@@ -19,6 +19,13 @@ end
 local cases = {
   ok = file("{" .. f32("a", 0, 4) .. "," .. f32("b", 4, 12) .. "}", ("\0"):rep(12)),
   ok_utf8 = file('{"__metadata__":{"k":"v\xc3\xa9"},' .. f32("\xe2\x82\xac\\ud83d\\ude00", 0, 4) .. "}", ("\0"):rep(4)),
+  ok_lenient = file('  {"__metadata__":null,"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"x":1},' ..
+    '"e":{"dtype":"F32","shape":[0],"data_offsets":[4,4]},"f":{"dtype":"F32","shape":[0],"data_offsets":[4,4]}}', ("\0"):rep(4)),
+  float_offset = file('{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4.0]}}', ("\0"):rep(4)),
+  negative_zero = file('{"a":{"dtype":"F32","shape":[1],"data_offsets":[-0,4]}}', ("\0"):rep(4)),
+  float_shape = file('{"a":{"dtype":"F32","shape":[1e0],"data_offsets":[0,4]}}', ("\0"):rep(4)),
+  metadata_not_string = file('{"__metadata__":{"k":1}}'),
+  list_header = file("[]"),
   bad_name = file("{" .. f32("a\xff", 0, 4) .. "}", ("\0"):rep(4)),
   bad_name_overlong = file("{" .. f32("a\xc0\xaf", 0, 4) .. "}", ("\0"):rep(4)),
   bad_name_surrogate = file("{" .. f32("a\xed\xa0\x80", 0, 4) .. "}", ("\0"):rep(4)),
@@ -85,6 +92,22 @@ describe("safetensors: the format's rules, as its own reader applies them", func
     assert.equal("v\xc3\xa9", sd.k)
   end)
 
+  it("controls: what the format allows loads (null metadata, unknown entry fields ignored, leading spaces, empty tensors sharing an offset)", function()
+    assert.equal("OK", reference().ok_lenient)
+    local sd = torch.load(dir .. "/ok_lenient.safetensors")
+    assert.same({ 1 }, sd.a:size())
+    assert.same({ 0 }, sd.e:size())
+    assert.same({ 0 }, sd.f:size())
+  end)
+
+  it("shapes and offsets are unsigned integer literals; the header is an object; metadata values strings", function()
+    both_refuse("float_offset", "data_offsets %[0, 4%.0%]: offsets are unsigned integers", "expected usize")
+    both_refuse("negative_zero", "data_offsets %[%-0, 4%]", "expected usize")
+    both_refuse("float_shape", "bad shape: dimension 1 is 1e0", "expected usize")
+    both_refuse("metadata_not_string", "__metadata__ values must be strings", "expected a string")
+    both_refuse("list_header", "header is not a JSON object", "invalid type")
+  end)
+
   it("tensor names must be UTF-8 (bad bytes, overlong forms, surrogates, lone surrogate escapes)", function()
     both_refuse("bad_name", "not valid UTF%-8: byte 0xff at file offset 11 %(header byte 3%)", "invalid UTF%-8")
     both_refuse("bad_name_overlong", "not valid UTF%-8: byte 0xc0 at file offset 11", "invalid UTF%-8")
@@ -125,7 +148,7 @@ print(json.dumps(len(deserialize(open(%q, "rb").read()))))
   end)
 
   it("huge numbers in a record are printed as written", function()
-    both_refuse("big_offset", "data_offsets %[0, 18446744073709551615%], past any file")
+    both_refuse("big_offset", "data_offsets %[0, 18446744073709551615%]: offsets are unsigned integers below 2%^53")
     both_refuse("big_shape", "bad shape: dimension 1 is 99999999999999999999999")
   end)
 

@@ -6,9 +6,10 @@
   keys, trailing garbage, control characters in strings, unpaired surrogate escapes (\ud800
   alone: no UTF-8 form), nesting deeper than max_depth
   (default 64). Arrays become 1-based Lua arrays; null becomes json.null.
-  decode(text, max_depth, {exact_integers = true}): an integer literal a double cannot hold
-  exactly (|n| >= 2^53) comes back as a json.Big table (tostring gives the digits as written),
-  so a reader can refuse it naming the real number.
+  decode(text, max_depth, {exact_integers = true}): only plain unsigned integer literals below
+  2^53 come back as numbers; any other number (negative, fraction, exponent, -0, 2^53 or more)
+  comes back as a json.Number table whose tostring is the literal as written, so a reader that
+  wants unsigned integers (safetensors' usize) can refuse it naming the real text.
   encode(value) writes tables with keys 1..n as arrays, other tables as objects with sorted
   string keys; NaN and infinities are refused (JSON has none).
 
@@ -18,7 +19,7 @@
 local M = {}
 
 M.null = setmetatable({}, { __tostring = function() return "json.null" end })
-M.Big = { __tostring = function(b) return b.text end }
+M.Number = { __tostring = function(b) return b.text end }
 local exact_integers = false   -- decode's option, set at the start of each call
 
 local byte, sub, find, char = string.byte, string.sub, string.find, string.char
@@ -129,8 +130,8 @@ function read_value(s, pos, depth, max_depth)
   local num = s:match("^-?%d+%.?%d*[eE]?[-+]?%d*", pos)
   if num and num ~= "" and num ~= "-" then
     local v = tonumber(num)
-    if v and exact_integers and math.abs(v) >= 2 ^ 53 and num:match("^-?%d+$") then
-      return setmetatable({ text = num }, M.Big), pos + #num
+    if v and exact_integers and not (v < 2 ^ 53 and num:match("^%d+$")) then
+      return setmetatable({ text = num }, M.Number), pos + #num
     end
     if v then return v, pos + #num end
   end

@@ -8,11 +8,13 @@
   the format's own reader (the safetensors crate / Python package) accepts, checking everything
   before a byte of tensor data is touched: a header length of at most 100,000,000 bytes and
   inside the file, a header of valid UTF-8 (names and metadata), strict JSON (duplicate keys
-  refused, where the crate keeps the last), known dtypes, non-negative integral shapes,
-  end - begin == numel * itemsize, and the tensors, in offset order, covering the data area
-  exactly: the first at 0, each where the previous one ends, the last at the end of the file
-  (no gaps, no trailing bytes); metadata values must be strings. Messages give the numbers as
-  the file holds them (a length of 2^64 - 1 reads 18446744073709551615).
+  refused, where the crate keeps the last; an object at the top), known dtypes, shapes and
+  offsets written as unsigned integers (4.0 and -0 are not), end - begin == numel * itemsize,
+  and the tensors, in offset order, covering the data area exactly: the first at 0, each where
+  the previous one ends, the last at the end of the file (no gaps, no trailing bytes);
+  __metadata__ null or an object of strings; other fields of an entry ignored, as the crate
+  does. Messages give the numbers as the file holds them (a length of 2^64 - 1 reads
+  18446744073709551615, not a rounded double).
 
   Usage:  local st = require "torch.serialization.safetensors"
           local entries, metadata, data_start = st.parse_header(bytes)
@@ -46,9 +48,10 @@ end
 
 local function u64_text(v) return (tostring(v):gsub("ULL$", "")) end
 
--- A JSON number as the file wrote it (integers past 2^53 arrive as json.Big, their digits).
+-- A JSON number as the file wrote it (anything but an unsigned integer below 2^53 arrives as
+-- json.Number, its literal text).
 local function num(x)
-  if getmetatable(x) == json.Big then return x.text end
+  if getmetatable(x) == json.Number then return x.text end
   if type(x) ~= "number" then return tostring(x) end
   if x == math.floor(x) and math.abs(x) < SAFE_INT then return ("%d"):format(x) end
   return ("%.17g"):format(x)
@@ -80,9 +83,7 @@ end
 
 local function check_entry(name, e, data_len)
   if type(e) ~= "table" then fail(("entry '%s' is not an object"):format(name)) end
-  for k in pairs(e) do
-    if k ~= "dtype" and k ~= "shape" and k ~= "data_offsets" then fail(("entry '%s' has unknown field '%s'"):format(name, tostring(k))) end
-  end
+  -- other fields are ignored, as the format's reader ignores them
   local d = M.dtypes[e.dtype]
   if not d then fail(("entry '%s' has unsupported dtype %s"):format(name, tostring(e.dtype))) end
   if type(e.shape) ~= "table" or #e.shape > 64 then fail(("entry '%s' has a bad shape"):format(name)) end
@@ -98,8 +99,8 @@ local function check_entry(name, e, data_len)
   local off = e.data_offsets
   if type(off) ~= "table" or #off ~= 2 then fail(("entry '%s' has bad data_offsets"):format(name)) end
   local b, en = off[1], off[2]
-  if getmetatable(b) == json.Big or getmetatable(en) == json.Big then
-    fail(("entry '%s' has data_offsets [%s, %s], past any file this reader can hold (2^53 bytes)"):format(name, num(b), num(en)))
+  if getmetatable(b) == json.Number or getmetatable(en) == json.Number then
+    fail(("entry '%s' has data_offsets [%s, %s]: offsets are unsigned integers below 2^53"):format(name, num(b), num(en)))
   end
   if type(b) ~= "number" or type(en) ~= "number" or b ~= math.floor(b) or en ~= math.floor(en) or b < 0 or en < b then
     fail(("entry '%s' has bad data_offsets [%s, %s]"):format(name, num(b), num(en)))
@@ -124,13 +125,15 @@ function M.parse_header(bytes, file_size)
   end
   local ok, header = pcall(json.decode, text, 16, { exact_integers = true })
   if not ok then fail("header: " .. tostring(header)) end
-  if type(header) ~= "table" or header == json.null or (next(header) ~= nil and #header > 0) then fail("header is not a JSON object") end
+  if type(header) ~= "table" or header == json.null or getmetatable(header) == json.Number or not text:match("^[ \t\r\n]*{") then
+    fail("header is not a JSON object")
+  end
   local data_len = file_size - 8 - n
   local entries, metadata = {}, {}
   for name, e in pairs(header) do
-    if name == "__metadata__" then
-      if type(e) ~= "table" or e == json.null then fail("__metadata__ is not an object") end
-      for k, v in pairs(e) do
+    if name == "__metadata__" then   -- null: no metadata, as the format allows
+      if e ~= json.null and (type(e) ~= "table" or getmetatable(e) == json.Number or (next(e) ~= nil and #e > 0)) then fail("__metadata__ is not an object") end
+      for k, v in pairs(e ~= json.null and e or {}) do
         if type(k) ~= "string" or type(v) ~= "string" then fail("__metadata__ values must be strings") end
         metadata[k] = v
       end
