@@ -100,6 +100,19 @@ describe("safetensors: the format's rules, as its own reader applies them", func
     assert.same({ 0 }, sd.f:size())
   end)
 
+  it("complex64 travels as the format's C64, both ways", function()
+    local z = torch.complex(torch.tensor({ 1.5, 2 }), torch.tensor({ -1.0, 3.25 }))
+    local path = dir .. "/c64.safetensors"
+    torch.save({ z = z }, path)
+    assert.is_true(torch.equal(z, torch.load(path).z))
+    local res = pytorch.run(([[
+from safetensors.torch import load_file
+z = load_file(%q)["z"]
+print(json.dumps([str(z.dtype), z.real.tolist(), z.imag.tolist()]))
+]]):format(path))
+    assert.same({ "torch.complex64", { 1.5, 2 }, { -1, 3.25 } }, res)
+  end)
+
   it("shapes and offsets are unsigned integer literals; the header is an object; metadata values strings", function()
     both_refuse("float_offset", "data_offsets %[0, 4%.0%]: offsets are unsigned integers", "expected usize")
     both_refuse("negative_zero", "data_offsets %[%-0, 4%]", "expected usize")

@@ -32,8 +32,10 @@ local SAFE_INT = 2 ^ 53
 M.dtypes = {
   F64 = { "float64", 8 }, F32 = { "float32", 4 }, F16 = { "float16", 2 }, BF16 = { "bfloat16", 2 },
   I64 = { "int64", 8 }, I32 = { "int32", 4 }, I16 = { "int16", 2 }, I8 = { "int8", 1 },
-  U8 = { "uint8", 1 }, BOOL = { "bool", 1 },
+  U8 = { "uint8", 1 }, BOOL = { "bool", 1 }, C64 = { "complex64", 8 },
 }
+-- The format's other codes (F8_*, U16/U32/U64, ...) name dtypes ltorch does not have: such a
+-- tensor is refused by name.
 M.codes = {}
 for code, d in pairs(M.dtypes) do M.codes[d[1]] = code end
 
