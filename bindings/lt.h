@@ -540,6 +540,7 @@ int lt_dist_all_reduce(lt_process_group *g, lt_tensor *t, int op);
 int lt_dist_broadcast(lt_process_group *g, lt_tensor *t, int src);
 int lt_dist_all_gather(lt_process_group *g, lt_tensor **outs, int n, const lt_tensor *t);
 int lt_dist_barrier(lt_process_group *g);
+int lt_dist_pg_bind_device(lt_process_group *g, int device_type, int device_index);
 /* ---- DistributedDataParallel: c10d's Reducer (lt_ddp.cpp) ----
  * Hooks on the parameters' gradient accumulators all-reduce bucketed gradients during any
  * backward that follows a prepared forward; see lua/torch/nn/parallel.lua for the call order. */
@@ -552,6 +553,7 @@ int lt_ddp_rebuild_buckets(lt_ddp *d, int *rebuilt);
 int lt_ddp_prepare_forward(lt_ddp *d);
 int lt_ddp_prepare_backward(lt_ddp *d, lt_tensor *const *outputs, int n);
 int lt_ddp_register_comm_hook(lt_ddp *d, const char *name);
+int lt_ddp_broadcast_coalesced(lt_process_group *g, lt_tensor *const *ts, int n, int64_t buffer_size, int src);
 /* ---- custom autograd: Lua Functions, tensor hooks, backward jobs (lt_function.cpp) ----
  * A job runs the engine off the Lua thread; the Lua thread services Lua calls with
  * lt_autograd_job_next (req NULL: the job is finished) and lt_autograd_reply, then

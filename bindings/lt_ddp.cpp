@@ -17,6 +17,9 @@
  *                 writes the averaged buckets back into .grad.
  *   no_sync       the Lua side skips prepare_backward: the hooks then do nothing.
  *
+ * Coalesced broadcasts: lt_ddp_broadcast_coalesced (c10d::broadcast_coalesced) packs the
+ * parameters at construction and the buffers before each forward into 250 MiB buffers.
+ *
  * Comm hooks: c10d's built-ins (allreduce, fp16_compress) and bf16_compress, written here as
  * PyTorch writes it in Python (default_hooks.bf16_compress_hook). static_graph: the Reducer's own
  * mode; its first iteration reduces everything at the end of backward (delay_all_reduce), which
@@ -208,6 +211,20 @@ int lt_ddp_register_comm_hook(lt_ddp *d, const char *name) {
   } else {
     throw lt::ValueError("unknown comm hook '" + h + "' (allreduce, fp16_compress, bf16_compress)");
   }
+  LT_CATCH
+}
+
+/* Broadcasts `ts` from rank `src` in place, packed into buffers of up to buffer_size bytes: one
+ * collective per buffer instead of one per tensor (c10d::broadcast_coalesced, PyTorch's
+ * _broadcast_coalesced; DDP's parameters at construction and buffers before each forward). */
+int lt_ddp_broadcast_coalesced(lt_process_group *g, lt_tensor *const *ts, int n, int64_t buffer_size, int src) {
+  LT_TRY
+  if (buffer_size <= 0) throw lt::ValueError("broadcast buffer size must be positive");
+  std::vector<at::Tensor> tensors;
+  tensors.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; i++) tensors.push_back(lt::get(ts[i]));
+  at::NoGradGuard no_grad;   // parameters are written in place, as under PyTorch's torch.no_grad()
+  if (!tensors.empty()) c10d::broadcast_coalesced(lt::c10d_group(g), tensors, static_cast<size_t>(buffer_size), src);
   LT_CATCH
 }
 

@@ -7,8 +7,9 @@
  * torch.distributed API on top.
  *
  * Every collective is synchronous from the caller's view: it enqueues the c10d Work and waits
- * for it with a bounded timeout; a peer that died or never answered surfaces as an error from
- * Work::wait (caught here, reported through the error slot), never as a hang or a C++ throw.
+ * for it with a bounded timeout (NCCL: in stream order, as PyTorch; the host goes on); a peer
+ * that died or never answered surfaces as an error from Work::wait (caught here, reported
+ * through the error slot), never as a hang or a C++ throw.
  * Gloo wants dense contiguous CPU tensors: non-contiguous inputs are reduced through a
  * contiguous copy that is copied back.
  *
@@ -86,6 +87,7 @@ struct lt_process_group {
   // A collective was interrupted while in flight: the backend's threads still wait on it, and
   // destroying the backend would join them (a hang until the peer answers or times out).
   bool abandoned = false;
+  std::optional<at::Device> bound_device;  // init_process_group's device_id
 };
 
 namespace {
@@ -116,13 +118,20 @@ c10d::ReduceOp reduce_op(int op) {
   }
 }
 
-/* Waits for a collective: polls its completion so that an interrupt (Ctrl-C, ltorch_interrupt)
- * ends the wait at once instead of after the group's timeout, then lets Work::wait report the
+/* Waits for a collective. NCCL: stream-ordered (below). Gloo: polls its completion so that an
+ * interrupt (Ctrl-C, ltorch_interrupt) ends the wait at once instead of after the group's timeout, then lets Work::wait report the
  * result (a peer's failure, the timeout). The first ~1000 polls only yield, so a collective that
  * completes in microseconds pays no sleep; after them the poll sleeps 200 us. After an interrupt
  * the collective is still in flight: the group must not be used again (as after a timeout). */
 void wait(lt_process_group &g, const c10::intrusive_ptr<c10d::Work> &work, const char *what) {
   try {
+    if (g.backend == "nccl") {
+      // NCCL's Work::wait orders the current CUDA stream after the collective and returns: the
+      // host does not wait, so a collective overlaps whatever is queued after it (PyTorch's
+      // behaviour). Errors and timeouts come from its watchdog through the next wait.
+      work->wait(g.timeout);
+      return;
+    }
     auto deadline = std::chrono::steady_clock::now() + g.timeout;
     for (int polls = 0; !work->isCompleted(); polls++) {
       if (lt::interrupt_requested()) {
@@ -158,6 +167,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> lt::c10d_group(lt_process_group *g) {
       wrapper->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::GLOO, backend);
       wrapper->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
     }
+    if (pg.bound_device) wrapper->setBoundDeviceId(pg.bound_device);
     pg.c10d_group = wrapper;
   }
   return pg.c10d_group;
@@ -294,6 +304,22 @@ int lt_dist_pg_new(lt_process_group **out, lt_store *s, const char *backend, int
     throw lt::ValueError("unknown distributed backend '" + b + "' (expected 'gloo' or 'nccl')");
   }
   *out = new lt_process_group{std::move(pg), b, timeout, s->s, {}};
+  LT_CATCH
+}
+
+/* Binds the group to one device (init_process_group's device_id, PyTorch's bound_device_id):
+ * NCCL then creates its communicator for that device now instead of guessing it at the first
+ * collective. */
+int lt_dist_pg_bind_device(lt_process_group *g, int device_type, int device_index) {
+  LT_TRY
+  auto &pg = group(g);
+  c10::Device d = lt::device(device_type, device_index);
+  if (!d.has_index()) throw lt::ValueError("device_id must name a device with an index, got '" + d.str() + "'");
+  pg.bound_device = d;
+  auto backend = pg.pg->backend();
+  backend->setBoundDeviceId(d);
+  if (pg.backend == "nccl") backend->eagerConnectSingleDevice(d);
+  if (pg.c10d_group) pg.c10d_group->setBoundDeviceId(d);
   LT_CATCH
 }
 

@@ -60,13 +60,14 @@ local DEFAULTS = { epochs = 3, batch_size = 128, lr = 0.05, momentum = 0.9, seed
   device = "auto", amp = false, amp_dtype = "bfloat16" }
 
 -- The process group: from the launcher's environment (RANK, WORLD_SIZE, ...), or a world of one.
-local function init(cfg, backend)
+-- device_id binds the group to this rank's GPU (NCCL connects at once), as PyTorch's examples do.
+local function init(cfg, backend, device_id)
   if os.getenv("RANK") then
-    dist.init_process_group{ backend = backend, timeout = cfg.timeout }
+    dist.init_process_group{ backend = backend, timeout = cfg.timeout, device_id = device_id }
   else
     local base = os.tmpname(); os.remove(base)   -- a fresh path for a one-process FileStore
     dist.init_process_group{ backend = backend, init_method = "file://" .. base .. ".store",
-                             rank = 0, world_size = 1, timeout = cfg.timeout }
+                             rank = 0, world_size = 1, timeout = cfg.timeout, device_id = device_id }
   end
   return dist.get_rank(), dist.get_world_size()
 end
@@ -166,7 +167,7 @@ local function main()
   local mp = trainer.amp(cfg, { local_rank = tonumber(os.getenv("LOCAL_RANK") or "") })
   if mp.device_type == "cuda" then torch.cuda.set_device(mp.device) end
   local backend = (mp.device_type == "cuda" and dist.is_nccl_available()) and "nccl" or "gloo"
-  local rank, world = init(cfg, backend)
+  local rank, world = init(cfg, backend, mp.device_type == "cuda" and torch.device(mp.device) or nil)
   local function log(...) if rank == 0 then print(...) end end
   if cfg.batch_size % world ~= 0 then
     config.usage_error("--batch-size %d is not divisible by the world size %d", cfg.batch_size, world)

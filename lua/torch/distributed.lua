@@ -1,8 +1,9 @@
 --[[
   torch.distributed — PyTorch's torch.distributed for ltorch: one process per rank, a default
   process group over libtorch's c10d (Gloo on CPU; NCCL when this build has it), and the
-  collectives data-parallel training needs. Every collective is synchronous and bounded by the
-  group's timeout: a peer that died or never arrives becomes a Lua error, never a hang.
+  collectives data-parallel training needs. Every collective is synchronous (NCCL's in CUDA
+  stream order, as PyTorch's: the host does not wait for the GPU) and bounded by the group's
+  timeout: a peer that died or never arrives becomes a Lua error, never a hang.
 
       local dist = require "torch.distributed"          -- also torch.distributed
       dist.init_process_group{backend = "gloo"}          -- init_method "env://": RANK, WORLD_SIZE,
@@ -14,11 +15,13 @@
       dist.barrier()
       dist.destroy_process_group()
 
-  init_process_group{backend=, init_method=, rank=, world_size=, timeout=}:
+  init_process_group{backend=, init_method=, rank=, world_size=, timeout=, device_id=}:
     backend      "gloo" (default) | "nccl" (needs a CUDA libtorch built with NCCL)
     init_method  "env://" (default) | "tcp://host:port" | "file:///path/to/shared/file"
     rank, world_size  default to $RANK / $WORLD_SIZE (env:// requires them somewhere)
     timeout      seconds for rendezvous and for every collective (default 1800, as PyTorch's)
+    device_id    the one device this rank uses ("cuda:N", a device, or N): the group is bound to
+                 it and NCCL connects at once (PyTorch's eager init); checked as PyTorch checks it
   Rank 0 hosts the TCPStore for env:// and tcp://. Gloo binds to 127.0.0.1 when the master
   address is a loopback one, to $GLOO_SOCKET_IFNAME when set, else to this host's name.
 
@@ -30,6 +33,8 @@ local torch = require "torch"
 local _C = require "torch._C"
 local T = require "torch._tensor"
 local memory = require "torch._memory"
+local device_mod = require "torch.device"
+local backends = require "torch.backends"
 
 local C, check = _C.C, _C.check
 
@@ -80,7 +85,41 @@ local function new_tcp_store(host, port, rank, world_size, timeout_ms)
   return ffi.gc(out[0], C.lt_dist_store_free)
 end
 
---[[ init_process_group{backend="gloo", init_method="env://", rank=, world_size=, timeout=1800}
+--[[ init_process_group's device_id checked as PyTorch checks it: an integer is an index of the
+     build's accelerator (CUDA); an accelerator device needs an index within the devices seen. ]]
+local function bound_device(v)
+  local cuda_built = backends.build_info().built
+  if type(v) == "number" and not cuda_built then
+    error("torch.distributed.init_process_group: device_id is an int, but no accelerator support is found from " ..
+      "the current compilation. Please use a different compiled version that supports your accelerator.", 3)
+  end
+  local d = device_mod.resolve(v, "init_process_group", 3)
+  if d.type == "cpu" then return d end
+  if d.type ~= "cuda" or not cuda_built then
+    error(("torch.distributed.init_process_group: device_id %s does not match the current compilation's " ..
+      "accelerator support. Please use a different compiled version that supports your accelerator."):format(tostring(d)), 3)
+  end
+  if d.index == nil then error("torch.distributed.init_process_group: Please use a device_id with index.", 3) end
+  local n = device_mod.cuda.device_count()
+  if d.index >= n then
+    error(("torch.distributed.init_process_group: device_id %s is out of range. Please use a device index less " ..
+      "than the number of accelerators available: %d."):format(tostring(d), n), 3)
+  end
+  return d
+end
+
+-- Binds a new group to its device_id (NCCL connects now); on failure the group is freed.
+local function bind(pg, device_id)
+  if device_id == nil or device_id.type == "cpu" then return end
+  local t, i = device_mod.codes(device_id)
+  if C.lt_dist_pg_bind_device(pg, t, i) ~= 0 then
+    local err = _C.last_error()
+    C.lt_dist_pg_free(ffi.gc(pg, nil))
+    error(("torch.distributed.init_process_group: cannot bind the group to %s: %s"):format(tostring(device_id), err), 3)
+  end
+end
+
+--[[ init_process_group{backend="gloo", init_method="env://", rank=, world_size=, timeout=1800, device_id=}
      Also init_process_group("gloo", {...}) as PyTorch's positional backend. ]]
 function M.init_process_group(backend, opts)
   if type(backend) == "table" then opts, backend = backend, backend.backend end
@@ -102,6 +141,7 @@ function M.init_process_group(backend, opts)
   if world_size < 1 or rank < 0 or rank >= world_size then
     error(("torch.distributed.init_process_group: rank %d out of range for world_size %d"):format(rank, world_size), 2)
   end
+  local device_id = opts.device_id ~= nil and bound_device(opts.device_id) or nil
   local timeout = opts.timeout or DEFAULT_TIMEOUT
   if type(timeout) ~= "number" or timeout <= 0 then
     error("torch.distributed.init_process_group: timeout must be a positive number of seconds", 2)
@@ -149,7 +189,9 @@ function M.init_process_group(backend, opts)
     error(("torch.distributed.init_process_group: cannot create the %s group (rank %d of %d): %s")
       :format(backend, rank, world_size, _C.last_error()), 2)
   end
-  state.pg = ffi.gc(gout[0], C.lt_dist_pg_free)
+  local pg = ffi.gc(gout[0], C.lt_dist_pg_free)
+  bind(pg, device_id)
+  state.pg, state.device_id = pg, device_id
   state.store, state.prefixed = store, prefixed
   state.backend, state.rank, state.world_size, state.timeout = backend, rank, world_size, timeout
 end

@@ -12,7 +12,8 @@
          assigning `package.path` count as edges too.
     C    `#include "x"` and `#include <x>` lines.
   The rules (ARCHITECTURE.md, "Allowed dependencies"): the Lua library's layers are
-    core (torch, torch._*, dtype, device, backends, autograd*, gradcheck, jit, amp, serialization)
+    core (torch, torch._*, dtype, device, backends, autograd*, gradcheck, jit, amp, serialization,
+    random)
       < subsystems (nn, optim, data, distributed, utils, training_state)
       < developer tools (repl, doctor, tools, cli);
   a module may require its own layer and the ones below; among subsystems only the pairs in
@@ -34,7 +35,7 @@ local ROOT = (debug.getinfo(1, "S").source:match("^@(.*)/spec/architecture/[^/]*
 ---------------------------------------------------------------- the rules
 
 local CORE = { dtype = true, device = true, backends = true, autograd = true, autograd_function = true,
-  gradcheck = true, jit = true, amp = true, serialization = true }
+  gradcheck = true, jit = true, amp = true, serialization = true, random = true }
 local SUBSYSTEMS = { nn = true, optim = true, data = true, distributed = true, utils = true, training_state = true }
 local DEV_TOOLS = { repl = true, doctor = true, tools = true, cli = true }
 local RANK = { core = 1, subsystem = 2, devtool = 3 }

@@ -82,6 +82,25 @@ describe("torch.distributed", function()
     assert.is_false(dist.is_initialized())
   end)
 
+  it("checks device_id as PyTorch does, and binds the group to it", function()
+    local function init(device_id)
+      dist.init_process_group{ init_method = "file://" .. h.tmpname(), rank = 0, world_size = 1, timeout = 10,
+        device_id = device_id }
+    end
+    if torch.cuda.device_count() == 0 then
+      assert.error_matches(function() init(0) end,
+        "device_id cuda:0 is out of range. Please use a device index less than the number of accelerators available: 0.", 1, true)
+      assert.error_matches(function() init("cuda:1") end, "device_id cuda:1 is out of range", 1, true)
+    end
+    assert.error_matches(function() init("cuda") end, "Please use a device_id with index.", 1, true)
+    assert.error_matches(function() init("mps") end,
+      "device_id mps does not match the current compilation's accelerator support", 1, true)
+    assert.is_false(dist.is_initialized())
+    init("cpu")   -- PyTorch accepts a CPU device_id and binds nothing
+    assert.is_true(dist.is_initialized())
+    dist.destroy_process_group()
+  end)
+
   it("times out (a Lua error, bounded) when the master never comes", function()
     local t0 = h.now()
     assert.error_matches(function()

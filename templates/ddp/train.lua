@@ -25,14 +25,15 @@ local dist = torch.distributed
 local data = torch.utils.data
 
 -- The process group: from the launcher's environment, or a world of one.
-local function init(config, backend)
+-- device_id binds the group to this rank's GPU (NCCL connects at once), as PyTorch's examples do.
+local function init(config, backend, device_id)
   if os.getenv("RANK") then
-    dist.init_process_group({ backend = backend, timeout = config.timeout })
+    dist.init_process_group({ backend = backend, timeout = config.timeout, device_id = device_id })
   else
     local base = os.tmpname()
     os.remove(base)
     dist.init_process_group({ backend = backend, init_method = "file://" .. base .. ".store",
-      rank = 0, world_size = 1, timeout = config.timeout })
+      rank = 0, world_size = 1, timeout = config.timeout, device_id = device_id })
   end
   return dist.get_rank(), dist.get_world_size()
 end
@@ -96,7 +97,7 @@ local function main()
   if mp.device_type == "cuda" then torch.cuda.set_device(mp.device) end
   local backend = config.backend
   if backend == "auto" then backend = (mp.device_type == "cuda" and dist.is_nccl_available()) and "nccl" or "gloo" end
-  local rank, world = init(config, backend)
+  local rank, world = init(config, backend, mp.device_type == "cuda" and torch.device(mp.device) or nil)
   local function log(...) if rank == 0 then print(...) end end
   if config.batch_size % world ~= 0 then
     flags.fail("train.lua", ("--batch-size %d is not divisible by the world size %d"):format(config.batch_size, world))

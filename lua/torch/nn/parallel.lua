@@ -13,8 +13,8 @@
       loss_fn(ddp(x2), y2):backward()
 
   What it does, as PyTorch's DDP:
-  - At construction every parameter and buffer is broadcast from rank 0, so all replicas start
-    identical; parameters are bucketed (bucket_cap_mb, default 25, with a first bucket of 1 MiB
+  - At construction every parameter and buffer is broadcast from rank 0 (coalesced into 250 MiB
+    buffers: one collective per buffer), so all replicas start identical; parameters are bucketed (bucket_cap_mb, default 25, with a first bucket of 1 MiB
     when left at the default) in reverse registration order.
   - A forward under grad mode (outside no_sync) arms the Reducer; the backward that follows —
     any backward, `loss:backward()` included — copies each gradient into its bucket as soon as
@@ -22,8 +22,8 @@
     it is complete, overlapped with the rest of backward. At the end of backward the averaged
     buckets are written back into .grad. After the first iteration the buckets are rebuilt in
     the order gradients really arrived (one broadcast of rank 0's order).
-  - broadcast_buffers (default true): buffers (BatchNorm statistics) are broadcast from rank 0
-    before each forward that follows a synchronized one.
+  - broadcast_buffers (default true): buffers (BatchNorm statistics) are broadcast from rank 0,
+    coalesced, before each forward that follows a synchronized one.
   - find_unused_parameters = false (default): every parameter must receive a gradient in every
     synchronized backward; otherwise the next forward raises the Reducer's error naming them.
     true: the forward's outputs are walked for the parameters that take part; the others count
@@ -127,16 +127,24 @@ function DDP:__init(mod, opts)
   self:_build_reducer(opts.bucket_cap_mb)
 end
 
--- Broadcasts every parameter and buffer from rank 0 (in place, through detached aliases).
+-- PyTorch's DDP broadcast_bucket_size: tensors are packed into buffers of up to this many bytes.
+local BROADCAST_BUCKET_BYTES = 250 * 1024 * 1024
+
+-- Broadcasts every parameter and buffer from rank 0 in place, coalesced into 250 MiB buffers (one
+-- collective per buffer, as PyTorch's _sync_module_states and _sync_buffers).
 function DDP:_sync_state(buffers_only)
   local d = dist()
   if d.get_world_size() == 1 then return end
-  torch.no_grad(function()
-    if not buffers_only then
-      for _, p in ipairs(self.module:parameters()) do d.broadcast(p:detach(), 0) end
-    end
-    for _, b in ipairs(self.module:buffers()) do d.broadcast(b:detach(), 0) end
-  end)
+  local ts = {}
+  if not buffers_only then
+    for _, p in ipairs(self.module:parameters()) do ts[#ts + 1] = p end
+  end
+  for _, b in ipairs(self.module:buffers()) do ts[#ts + 1] = b end
+  if #ts == 0 then return end
+  local hs = ffi.new("lt_tensor*[?]", #ts)
+  for i, t in ipairs(ts) do hs[i - 1] = t.h end
+  self:_reducer_call("broadcasting parameters and buffers from rank 0",
+    C.lt_ddp_broadcast_coalesced(d._group(), hs, #ts, BROADCAST_BUCKET_BYTES, 0))
 end
 
 function DDP:_build_reducer(bucket_cap_mb)
