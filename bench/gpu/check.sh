@@ -22,8 +22,11 @@
 #   6. recipes: train_classifier.lua --device cuda (the main job), train_transformer.lua
 #      --device cuda --amp (bfloat16 autocast) -> $OUT/recipes.log
 #   6b. recipes/ddp_train.lua on one GPU under the launcher: NCCL and c10d's Reducer -> $OUT/ddp.log
+#   6c. memory soak: 2,000 MLP steps, memory_allocated flat and GC cycles per step -> $OUT/bench.log
 #   7. bench: build/ltorch bench/run.lua --device cuda (workloads 2-4 beside PyTorch eager on the
 #      same GPU; steps/s, tokens/s and the transformer's MFU) -> $OUT/gpu_bench.md
+# Each stage runs under its own `timeout`, cut to what remains of an 8-minute budget
+# (CHECK_BUDGET_S, default 470 s).
 # $OUT ends with 8 files (the device tool returns at most 8).
 #
 # Use (with the device tool, from the repo root; carry [".gpu_carry"]):
@@ -35,7 +38,7 @@
 # recipes and ddp_train ~2.5 min, the bench ~3 min (3 reps x 3 workloads x 2 sides, each process paying CUDA
 # start): under 8 minutes.
 # Environment: OUT (where logs and the table go; default $WORK/out), PYTHON (default python3),
-# JOBS (default nproc), BENCH_REPS (default 3), BENCH_SCALE (default 1).
+# JOBS (default nproc), BENCH_REPS (default 3), BENCH_SCALE (default 1), CHECK_BUDGET_S (470).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -51,6 +54,9 @@ exec > >(tee -a "$OUT/check.log") 2>&1
 
 failed=0
 T0=$(date +%s)
+DEADLINE=$((T0 + ${CHECK_BUDGET_S:-470}))   # the whole run stays under 8 minutes
+# left N: N seconds, or what remains of the budget if less (at least 1): each stage's `timeout`.
+left() { local r=$((DEADLINE - $(date +%s))); [ "$r" -lt 1 ] && r=1; [ "$r" -lt "$1" ] && echo "$r" || echo "$1"; }
 step() { echo "== [$(( $(date +%s) - T0 )) s] $*"; }
 bad() { echo "!! $*"; failed=1; }
 
@@ -130,9 +136,9 @@ configure() {
   local gen=()
   command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
   rm -rf "$BUILD"
-  cmake -S "$SRC" -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+  timeout "$(left 120)" cmake -S "$SRC" -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
     ${TORCH_CMAKE:+-DCMAKE_PREFIX_PATH="$TORCH_CMAKE"} "${STB_ARG[@]}" "$@" > "$OUT/cmake.log" 2>&1 \
-    && cmake --build "$BUILD" -j "$JOBS" > "$OUT/build.log" 2>&1
+    && timeout "$(left 240)" cmake --build "$BUILD" -j "$JOBS" > "$OUT/build.log" 2>&1
 }
 # Tries, each stopping at its first error: with NCCL; without; without and as C++20.
 show_errors() { grep -E -m 30 "error|Error" "$OUT/cmake.log" "$OUT/build.log"; }
@@ -169,8 +175,9 @@ echo "PyTorch here: $VERSION; ltorch's op table: $TABLE"
 
 # 5. specs --------------------------------------------------------------------------------------
 step "5 specs"
-(cd "$SRC" && LTORCH=$LTORCH BUSTED=$BUSTED LTORCH_PYTHON=$(command -v "$PYTHON") bash scripts/test.sh \
-  spec/gpu spec/torch/dispatch_schema_spec.lua) > "$OUT/specs.log" 2>&1 || bad "specs failed"
+(cd "$SRC" && LTORCH=$LTORCH BUSTED=$BUSTED LTORCH_PYTHON=$(command -v "$PYTHON") timeout "$(left 150)" bash scripts/test.sh \
+  spec/gpu spec/torch/dispatch_schema_spec.lua spec/torch/random_spec.lua spec/torch/pin_memory_spec.lua) \
+  > "$OUT/specs.log" 2>&1 || bad "specs failed"
 grep -E -A12 "^(FAILURE|ERROR)" "$OUT/specs.log" | head -80
 tail -n 1 "$OUT/specs.log"
 
@@ -183,9 +190,9 @@ HAS_CUDA=0
 step "6 recipes on cuda"
 if [ "$HAS_CUDA" -eq 1 ]; then
   TIMEFORMAT="wall %R s"
-  { time (cd "$SRC" && timeout 150 "$LTORCH" recipes/train_classifier.lua --device cuda \
+  { time (cd "$SRC" && timeout "$(left 150)" "$LTORCH" recipes/train_classifier.lua --device cuda \
     --out "$WORK/runs/classifier") ; } > "$OUT/recipes.log" 2>&1 || bad "train_classifier --device cuda failed"
-  { time (cd "$SRC" && timeout 150 "$LTORCH" recipes/train_transformer.lua --device cuda --amp \
+  { time (cd "$SRC" && timeout "$(left 150)" "$LTORCH" recipes/train_transformer.lua --device cuda --amp \
     --out "$WORK/runs/transformer") ; } >> "$OUT/recipes.log" 2>&1 || bad "train_transformer --device cuda --amp failed"
   grep -E "test accuracy|accuracy|wall|error" "$OUT/recipes.log" | tail -20
 else
@@ -197,19 +204,30 @@ fi
 # when this build has it, and c10d's Reducer all-reduces CUDA buckets during loss:backward().
 step "6b ddp_train on cuda (NCCL, world size 1)"
 if [ "$HAS_CUDA" -eq 1 ]; then
-  (cd "$SRC" && timeout 150 "$LTORCH" tools/run.lua --nproc-per-node 1 recipes/ddp_train.lua --device cuda --ci \
+  (cd "$SRC" && timeout "$(left 150)" "$LTORCH" tools/run.lua --nproc-per-node 1 recipes/ddp_train.lua --device cuda --ci \
     --out "$WORK/runs/ddp") > "$OUT/ddp.log" 2>&1 || bad "ddp_train --device cuda failed"
   grep -E "world_size|result|rror" "$OUT/ddp.log" | tail -8
 else
   echo "no CUDA device: ddp_train skipped"
 fi
 
+# 6c. memory over a long loop --------------------------------------------------------------------
+# 2,000 MLP steps on the device: torch.cuda.memory_allocated sampled every 200 steps must stay flat,
+# and the Lua collector's cycles per step are reported (bench/gpu/memory_soak.lua). On the CPU
+# (the dry run) the same loop on the CPU allocator's live bytes.
+step "6c memory soak"
+SOAK_DEVICE=cpu
+[ "$HAS_CUDA" -eq 1 ] && SOAK_DEVICE=cuda
+(cd "$SRC" && timeout "$(left 60)" "$LTORCH" bench/gpu/memory_soak.lua --device "$SOAK_DEVICE" --steps 2000 --every 200) \
+  > "$OUT/bench.log" 2>&1 || bad "memory soak failed (memory grew, or the loop failed)"
+grep -E "^memory_soak" "$OUT/bench.log" | tail -1
+
 # 7. bench --------------------------------------------------------------------------------------
 step "7 bench"
 if [ "$HAS_CUDA" -eq 1 ]; then
   (cd "$SRC" && LTORCH_BIN=$LTORCH BENCH_PYTHON=$(command -v "$PYTHON") BENCH_NO_CPP_BUILD=1 \
-    "$LTORCH" bench/run.lua --device cuda --reps "$REPS" --scale "$SCALE" --out "$OUT/gpu_bench.md") \
-    > "$OUT/bench.log" 2>&1 || bad "bench failed"
+    timeout "$(left 200)" "$LTORCH" bench/run.lua --device cuda --reps "$REPS" --scale "$SCALE" --out "$OUT/gpu_bench.md") \
+    >> "$OUT/bench.log" 2>&1 || bad "bench failed"
   cat "$OUT/gpu_bench.md" 2>/dev/null || tail -n 40 "$OUT/bench.log"
 else
   echo "no CUDA device: bench skipped"
