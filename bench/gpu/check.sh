@@ -176,7 +176,8 @@ echo "PyTorch here: $VERSION; ltorch's op table: $TABLE"
 # 5. specs --------------------------------------------------------------------------------------
 step "5 specs"
 (cd "$SRC" && LTORCH=$LTORCH BUSTED=$BUSTED LTORCH_PYTHON=$(command -v "$PYTHON") timeout "$(left 150)" bash scripts/test.sh \
-  spec/gpu spec/torch/dispatch_schema_spec.lua spec/torch/random_spec.lua spec/torch/pin_memory_spec.lua) \
+  spec/gpu spec/torch/dispatch_schema_spec.lua spec/torch/random_spec.lua spec/torch/pin_memory_spec.lua \
+  spec/autograd/checkpoint_spec.lua) \
   > "$OUT/specs.log" 2>&1 || bad "specs failed"
 grep -E -A12 "^(FAILURE|ERROR)" "$OUT/specs.log" | head -80
 tail -n 1 "$OUT/specs.log"
