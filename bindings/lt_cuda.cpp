@@ -11,13 +11,21 @@
  * without CUDA, device control raises (naming the build), while the memory queries answer 0 and
  * empty_cache / seeding all devices do nothing, as PyTorch's do before CUDA is initialised.
  *
+ * Streams and events (torch.cuda.Stream / Event) also go through the device-generic c10::Stream
+ * and c10::Event: a stream crosses the ABI as its packed (id, device index) pair, an event as an
+ * owned handle. The cuDNN / cuBLAS / oneDNN / SDPA switches of torch.backends are libtorch's
+ * global context (at::globalContext()), read and set by number (LT_FLAG_* in lt.h).
+ *
  * Usage (C):  int64_t s[LT_CUDA_MEMORY_STATS];  lt_cuda_memory_stats(-1, s);   // current device
+ *             lt_backend_flag_set(LT_FLAG_CUDNN_BENCHMARK, 1);
  */
 #include "lt_internal.hpp"
 
 #include <ATen/Context.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/core/CachingDeviceAllocator.h>
+#include <c10/core/Event.h>
+#include <c10/core/Stream.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <dlfcn.h>
@@ -26,10 +34,25 @@
 
 namespace {
 
+/* Why CUDA cannot be used here, in libtorch's own words: the error its lazy CUDA initialisation
+   raises ("Found no NVIDIA driver on your system. ..." on a machine without a driver, the stub's
+   "Cannot initialize CUDA without ATen_cuda library" on a CPU-only build), as PyTorch reports it. */
+std::string no_cuda_reason() {
+  try {
+    at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
+  } catch (const c10::Error &e) {
+    return e.what_without_backtrace();
+  } catch (const std::exception &e) {
+    return e.what();
+  }
+  return "no CUDA device is visible";
+}
+
 /* A CUDA device index to act on: `index` itself, or the current device for -1. */
 c10::DeviceIndex cuda_index(int index, const char *what) {
   if (!at::hasCUDA())
-    throw lt::ValueError(std::string(what) + ": " + lt::build_name() + " has no CUDA support or sees no CUDA device");
+    throw lt::ValueError(std::string(what) + ": " + lt::build_name() + " has no CUDA support or sees no CUDA device (" +
+                         no_cuda_reason() + ")");
   int64_t count = static_cast<int64_t>(at::getNumGPUs());
   if (index < -1 || index >= count)
     throw lt::ValueError(std::string(what) + ": invalid CUDA device index " + std::to_string(index) + " (" +
@@ -158,6 +181,177 @@ int lt_cuda_reset_peak_memory_stats(int index) {
 int lt_cuda_empty_cache(void) {
   LT_TRY
   if (auto *a = cuda_allocator()) a->emptyCache();
+  LT_CATCH
+}
+
+/* ---- torch.backends switches (libtorch's global context) ---- */
+
+int lt_backend_flag_get(int which, int64_t *out) {
+  LT_TRY
+  auto &ctx = at::globalContext();
+  using R = at::CuBLASReductionOption;
+  switch (which) {
+    case LT_FLAG_CUDNN_ENABLED: *out = ctx.userEnabledCuDNN(); break;
+    case LT_FLAG_CUDNN_BENCHMARK: *out = ctx.benchmarkCuDNN(); break;
+    case LT_FLAG_CUDNN_DETERMINISTIC: *out = ctx.deterministicCuDNN(); break;
+    case LT_FLAG_CUDNN_ALLOW_TF32: *out = ctx.allowTF32CuDNN(); break;
+    case LT_FLAG_CUDNN_BENCHMARK_LIMIT: *out = ctx.benchmarkLimitCuDNN(); break;
+    case LT_FLAG_MATMUL_ALLOW_TF32: *out = ctx.allowTF32CuBLAS(); break;
+    case LT_FLAG_MATMUL_FP16_REDUCTION: *out = ctx.allowFP16ReductionCuBLAS() == R::AllowReducedPrecisionWithSplitK; break;
+    case LT_FLAG_MATMUL_FP16_SPLIT_K:
+      *out = ctx.allowFP16ReductionCuBLAS() != R::DisallowReducedPrecisionDisallowSplitK;
+      break;
+    case LT_FLAG_MATMUL_BF16_REDUCTION: *out = ctx.allowBF16ReductionCuBLAS() == R::AllowReducedPrecisionWithSplitK; break;
+    case LT_FLAG_MATMUL_BF16_SPLIT_K:
+      *out = ctx.allowBF16ReductionCuBLAS() != R::DisallowReducedPrecisionDisallowSplitK;
+      break;
+    case LT_FLAG_MATMUL_FP16_ACCUMULATION: *out = ctx.allowFP16AccumulationCuBLAS(); break;
+    case LT_FLAG_MKLDNN_ENABLED: *out = ctx.userEnabledMkldnn(); break;
+    case LT_FLAG_MKLDNN_DETERMINISTIC: *out = ctx.deterministicMkldnn(); break;
+    case LT_FLAG_MKLDNN_ALLOW_TF32: *out = ctx.allowTF32OneDNN(); break;
+    case LT_FLAG_SDP_FLASH: *out = ctx.userEnabledFlashSDP(); break;
+    case LT_FLAG_SDP_MEM_EFFICIENT: *out = ctx.userEnabledMemEfficientSDP(); break;
+    case LT_FLAG_SDP_MATH: *out = ctx.userEnabledMathSDP(); break;
+    case LT_FLAG_SDP_CUDNN: *out = ctx.userEnabledCuDNNSDP(); break;
+    case LT_FLAG_SDP_FP16_BF16_REDUCTION_MATH: *out = ctx.allowFP16BF16ReductionMathSDP(); break;
+    case LT_FLAG_LINALG_BACKEND: *out = static_cast<int64_t>(ctx.linalgPreferredBackend()); break;
+    case LT_FLAG_BLAS_BACKEND: *out = static_cast<int64_t>(ctx.blasPreferredBackend()); break;
+    case LT_FLAG_HAS_MKLDNN: *out = at::Context::hasMKLDNN(); break;
+    case LT_FLAG_HAS_OPENMP: *out = at::Context::hasOpenMP(); break;
+    case LT_FLAG_HAS_MKL: *out = at::Context::hasMKL(); break;
+    default: throw lt::ValueError("backend flag: unknown flag " + std::to_string(which));
+  }
+  LT_CATCH
+}
+
+/* value: a boolean (0/1), the cuDNN benchmark limit, or a LinalgBackend / BlasBackend number; the reduced-precision reductions take
+   value = allow_reduced_precision + 2 * allow_split_k, as PyTorch's (bool, bool) setting. */
+int lt_backend_flag_set(int which, int64_t value) {
+  LT_TRY
+  auto &ctx = at::globalContext();
+  bool b = value != 0;
+  switch (which) {
+    case LT_FLAG_CUDNN_ENABLED: ctx.setUserEnabledCuDNN(b); break;
+    case LT_FLAG_CUDNN_BENCHMARK: ctx.setBenchmarkCuDNN(b); break;
+    case LT_FLAG_CUDNN_DETERMINISTIC: ctx.setDeterministicCuDNN(b); break;
+    case LT_FLAG_CUDNN_ALLOW_TF32: ctx.setAllowTF32CuDNN(b); break;
+    case LT_FLAG_CUDNN_BENCHMARK_LIMIT: ctx.setBenchmarkLimitCuDNN(static_cast<int>(value)); break;
+    case LT_FLAG_MATMUL_ALLOW_TF32: ctx.setAllowTF32CuBLAS(b); break;
+    case LT_FLAG_MATMUL_FP16_REDUCTION: ctx.setAllowFP16ReductionCuBLAS((value & 1) != 0, (value & 2) != 0); break;
+    case LT_FLAG_MATMUL_BF16_REDUCTION: ctx.setAllowBF16ReductionCuBLAS((value & 1) != 0, (value & 2) != 0); break;
+    case LT_FLAG_MATMUL_FP16_ACCUMULATION: ctx.setAllowFP16AccumulationCuBLAS(b); break;
+    case LT_FLAG_MKLDNN_ENABLED: ctx.setUserEnabledMkldnn(b); break;
+    case LT_FLAG_MKLDNN_DETERMINISTIC: ctx.setDeterministicMkldnn(b); break;
+    case LT_FLAG_MKLDNN_ALLOW_TF32: ctx.setAllowTF32OneDNN(b); break;
+    case LT_FLAG_SDP_FLASH: ctx.setSDPUseFlash(b); break;
+    case LT_FLAG_SDP_MEM_EFFICIENT: ctx.setSDPUseMemEfficient(b); break;
+    case LT_FLAG_SDP_MATH: ctx.setSDPUseMath(b); break;
+    case LT_FLAG_SDP_CUDNN: ctx.setSDPUseCuDNN(b); break;
+    case LT_FLAG_SDP_FP16_BF16_REDUCTION_MATH: ctx.setAllowFP16BF16ReductionMathSDP(b); break;
+    case LT_FLAG_LINALG_BACKEND:
+      if (value < 0 || value > 2) throw lt::ValueError("preferred_linalg_library: unknown backend");
+      ctx.setLinalgPreferredBackend(static_cast<at::LinalgBackend>(value));
+      break;
+    case LT_FLAG_BLAS_BACKEND:
+      if (value < 0 || value > 3) throw lt::ValueError("preferred_blas_library: unknown backend");
+      ctx.setBlasPreferredBackend(static_cast<at::BlasBackend>(value));
+      break;
+    default: throw lt::ValueError("backend flag: flag " + std::to_string(which) + " cannot be set");
+  }
+  LT_CATCH
+}
+
+/* The fp32_precision switches ("ieee", "tf32", "bf16", "none") of a backend ("generic", "cuda",
+   "mkldnn") and op ("all", "conv", "rnn", "matmul"): torch.backends.cuda.matmul.fp32_precision. */
+int lt_fp32_precision_get(const char *backend, const char *op, char *out, int out_size) {
+  LT_TRY
+  std::string s = at::precision2str(at::globalContext().float32Precision(at::str2backend(backend), at::str2op(op)));
+  if (out_size <= 0 || s.size() >= static_cast<size_t>(out_size)) throw lt::ValueError("fp32_precision: buffer too small");
+  std::copy(s.begin(), s.end(), out);
+  out[s.size()] = 0;
+  LT_CATCH
+}
+
+int lt_fp32_precision_set(const char *backend, const char *op, const char *precision) {
+  LT_TRY
+  at::globalContext().setFloat32Precision(at::str2backend(backend), at::str2op(op), at::str2precision(precision));
+  LT_CATCH
+}
+
+/* ---- streams (c10::Stream, crossing the ABI packed) and events (c10::Event) ---- */
+
+namespace {
+
+const c10::impl::DeviceGuardImplInterface *cuda_impl() {
+  return c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA);
+}
+
+c10::Stream unpack(int64_t id, int index) {
+  return c10::Stream::unpack3(id, static_cast<c10::DeviceIndex>(index), c10::DeviceType::CUDA);
+}
+
+void pack(const c10::Stream &s, int64_t *id, int *index) {
+  *id = s.id();
+  *index = s.device_index();
+}
+
+}  // namespace
+
+/* which: 0 the current stream, 1 the default stream, 2 a new stream of the pool with `priority`
+   (torch.cuda.current_stream / default_stream / Stream(device, priority)). */
+int lt_cuda_stream_get(int which, int index, int priority, int64_t *id, int *out_index) {
+  LT_TRY
+  const char *what = which == 0 ? "cuda.current_stream" : which == 1 ? "cuda.default_stream" : "cuda.Stream";
+  c10::Device d(c10::DeviceType::CUDA, cuda_index(index, what));
+  if (which == 0) pack(cuda_impl()->getStream(d), id, out_index);
+  else if (which == 1) pack(cuda_impl()->getDefaultStream(d), id, out_index);
+  else pack(cuda_impl()->getNewStream(d, priority), id, out_index);
+  LT_CATCH
+}
+
+/* Makes the stream current on its device; the previous one comes back packed (torch.cuda.set_stream). */
+int lt_cuda_stream_exchange(int64_t id, int index, int64_t *prev_id, int *prev_index) {
+  LT_TRY
+  cuda_index(index, "cuda.set_stream");
+  pack(cuda_impl()->exchangeStream(unpack(id, index)), prev_id, prev_index);
+  LT_CATCH
+}
+
+/* op 0: query (out: 1 when all work is done), 1: synchronize, 2: native handle (out: cudaStream_t). */
+int lt_cuda_stream_op(int64_t id, int index, int op, int64_t *out) {
+  LT_TRY
+  cuda_index(index, "cuda.Stream");
+  c10::Stream s = unpack(id, index);
+  if (op == 0) *out = s.query() ? 1 : 0;
+  else if (op == 1) s.synchronize();
+  else *out = reinterpret_cast<int64_t>(s.native_handle());
+  LT_CATCH
+}
+
+/* A CUDA event, created lazily on its first record as in PyTorch (so constructing one needs no
+   device); enable_timing selects a timing event. */
+int lt_cuda_event_new(int enable_timing, void **out) {
+  LT_TRY
+  *out = new c10::Event(c10::DeviceType::CUDA,
+                        enable_timing ? c10::EventFlag::BACKEND_DEFAULT : c10::EventFlag::PYTORCH_DEFAULT);
+  LT_CATCH
+}
+
+void lt_cuda_event_free(void *event) { delete static_cast<c10::Event *>(event); }
+
+/* op 0: record on the stream, 1: make the stream wait for it, 2: query (out 1 = done),
+   3: synchronize, 4: milliseconds from this event to `other` (end), as start.elapsed_time(end). */
+int lt_cuda_event_op(void *event, int op, int64_t id, int index, void *other, double *out) {
+  LT_TRY
+  auto *e = static_cast<c10::Event *>(event);
+  switch (op) {
+    case 0: cuda_index(index, "cuda.Event.record"); e->record(unpack(id, index)); break;
+    case 1: cuda_index(index, "cuda.Event.wait"); e->block(unpack(id, index)); break;
+    case 2: *out = e->query() ? 1 : 0; break;
+    case 3: e->synchronize(); break;
+    case 4: *out = e->elapsedTime(*static_cast<c10::Event *>(other)); break;
+    default: throw lt::ValueError("cuda.Event: unknown operation " + std::to_string(op));
+  }
   LT_CATCH
 }
 

@@ -19,6 +19,10 @@
 local ffi = require "ffi"
 local _C = require "torch._C"
 local device_mod = require "torch.device"
+local flags = require "torch._backend_flags"
+local streams = require "torch._cuda_streams"
+local cuda_info = require "torch._cuda_info"
+local graphs = require "torch._cuda_graphs"
 local C = _C.C
 
 local M = {}
@@ -98,16 +102,23 @@ function M.install(torch)
   cuda.empty_cache = function() check(C.lt_cuda_empty_cache()) end
   cuda.nccl = { version = function() return nccl_triple(M.build_info().nccl) end }
 
-  torch.backends = { mps = device_mod.mps }
-  torch.backends.cuda = { is_built = function() return M.build_info().built end }
-  torch.backends.cudnn = {
+  local backends = { mps = device_mod.mps }
+  backends.mps.is_built = function() return false end   -- libtorch for Linux has no MPS
+  backends.cuda = { is_built = function() return M.build_info().built end }
+  backends.cudnn = {
     is_available = function() return M.build_info().cudnn_runtime > 0 end,
     version = function()
       local v = M.build_info().cudnn_runtime
       return v > 0 and v or nil
     end,
   }
+  flags.install(torch, backends)
+  torch.backends = flags.namespace("torch.backends", {}, backends)
   torch.version = { cuda = cuda_version_string(M.build_info().cudart), libtorch = torch.libtorch_version }
+
+  streams.install(cuda)
+  cuda_info.install(torch)
+  graphs.install(torch)
 end
 
 return M
