@@ -14,7 +14,7 @@
   The rules (ARCHITECTURE.md, "Allowed dependencies"): the Lua library's layers are
     core (torch, torch._*, dtype, device, backends, autograd*, gradcheck, jit, amp, serialization,
     random)
-      < subsystems (nn, optim, data, distributed, utils, training_state)
+      < subsystems (nn, optim, data, distributed, utils, training_state, profiler)
       < developer tools (repl, doctor, tools, cli);
   a module may require its own layer and the ones below; among subsystems only the pairs in
   SUBSYSTEM_EDGES; one core module, LAZY_LOADER (torch._lazy_modules: what `torch.X` loads on
@@ -36,7 +36,8 @@ local ROOT = (debug.getinfo(1, "S").source:match("^@(.*)/spec/architecture/[^/]*
 
 local CORE = { dtype = true, device = true, backends = true, autograd = true, autograd_function = true,
   gradcheck = true, jit = true, amp = true, serialization = true, random = true }
-local SUBSYSTEMS = { nn = true, optim = true, data = true, distributed = true, utils = true, training_state = true }
+local SUBSYSTEMS = { nn = true, optim = true, data = true, distributed = true, utils = true, training_state = true,
+  profiler = true }
 local DEV_TOOLS = { repl = true, doctor = true, tools = true, cli = true }
 local RANK = { core = 1, subsystem = 2, devtool = 3 }
 
