@@ -8,8 +8,9 @@
  * query below answers "not built".
  *
  * Semantics follow torch/cuda/__init__.py and torch/cuda/memory.py: on a build or machine
- * without CUDA, device control raises (naming the build), while the memory queries answer 0 and
- * empty_cache / seeding all devices do nothing, as PyTorch's do before CUDA is initialised.
+ * without CUDA, device control and reset_peak_memory_stats raise (naming the build and quoting
+ * libtorch's own CUDA initialisation error, PyTorch's message), while the memory queries answer 0
+ * and empty_cache / seeding all devices do nothing, as PyTorch's do before CUDA is initialised.
  *
  * Streams and events (torch.cuda.Stream / Event) also go through the device-generic c10::Stream
  * and c10::Event: a stream crosses the ABI as its packed (id, device index) pair, an event as an
@@ -171,8 +172,12 @@ int lt_cuda_memory_stats(int index, int64_t *out) {
   LT_CATCH
 }
 
+/* Without CUDA this raises, as PyTorch's does ("invalid argument to reset_peak_memory_stats"). */
 int lt_cuda_reset_peak_memory_stats(int index) {
   LT_TRY
+  if (!at::hasCUDA())
+    throw lt::ValueError("cuda.reset_peak_memory_stats: invalid argument to reset_peak_memory_stats (" +
+                         no_cuda_reason() + ")");
   if (auto *a = cuda_allocator()) a->resetPeakStats(cuda_index(index, "cuda.reset_peak_memory_stats"));
   LT_CATCH
 }

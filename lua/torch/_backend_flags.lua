@@ -149,6 +149,9 @@ matmul_flags.allow_bf16_reduced_precision_reduction_split_k = {
     "allow_bf16_reduced_precision_reduction = {allow, allow_split_k}", 3) end,
 }
 
+-- torch.backends.fp32_precision: the generic backend's setting for every op
+M.top_level = { fp32_precision = precision_flag("torch.backends.fp32_precision", "generic", "all") }
+
 local MKLDNN = "torch.backends.mkldnn"
 local mkldnn_flags = {
   enabled = bool_flag(MKLDNN .. ".enabled", F.LT_FLAG_MKLDNN_ENABLED),

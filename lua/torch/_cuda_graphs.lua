@@ -78,7 +78,7 @@ local Graph = {}
 Graph.__index = Graph
 Graph.__tostring = function() return "<torch.cuda.CUDAGraph>" end
 
-local function op(g, code, what, p0, p1, mode)
+local function op(g, code, p0, p1, mode)
   check(C.lt_cuda_graph_op(g._h, code, p0 or 0, p1 or 0, mode or 0, pool_out), 3)
 end
 
@@ -86,7 +86,7 @@ local BEGIN = P.signature("capture_begin", "pool=None, capture_error_mode='globa
 function Graph:capture_begin(...)
   local a = W.bind(BEGIN, 2, ...)
   local p0, p1 = pool_arg(a.pool, "CUDAGraph.capture_begin", 2)
-  op(self, 0, "capture_begin", p0, p1, mode_arg(a.capture_error_mode, "CUDAGraph.capture_begin", 2))
+  op(self, 0, p0, p1, mode_arg(a.capture_error_mode, "CUDAGraph.capture_begin", 2))
 end
 function Graph:capture_end() op(self, 1) end
 function Graph:replay() op(self, 2) end
@@ -186,6 +186,84 @@ local function requiring_grad(list)
   return out
 end
 
+--[[ PyTorch's warmup and captures for one callable: `warm` iterations of forward and
+     autograd.grad on a side stream, then the forward captured into one graph and the backward
+     (grads of the outputs that require grad w.r.t. the inputs that do) into a second graph
+     sharing its pool. Returns the static tensors both graphs read and write. ]]
+local function capture_both(fwd, bwd, run, user_args, surface, a)
+  local n_user = #user_args
+  local grad_opts = { allow_unused = a.allow_unused_input }
+
+  -- warmup on a side stream (PyTorch's: autograd's and cuBLAS's lazy setup happens outside capture)
+  torch.cuda.synchronize()
+  torch.cuda.stream(torch.cuda.Stream(), function()
+    for _ = 1, a.num_warmup_iters do
+      local outs = requiring_grad(outputs_of(run(unpack(user_args, 1, n_user))))
+      local ins = requiring_grad(surface)
+      if #outs > 0 and #ins > 0 then
+        local gos = {}
+        for i, o in ipairs(outs) do gos[i] = torch.empty_like(o) end
+        torch.autograd.grad(outs, ins, { grad_outputs = gos, allow_unused = a.allow_unused_input })
+      end
+    end
+  end)
+  torch.cuda.synchronize()
+
+  local static_out
+  capture(fwd, function() static_out = outputs_of(run(unpack(user_args, 1, n_user))) end,
+    { pool = a.pool })
+  local static_grad_out, diff_out = {}, {}
+  for i = 1, static_out.n do
+    if static_out[i].requires_grad then
+      static_grad_out[i] = torch.empty_like(static_out[i])
+      diff_out[#diff_out + 1] = static_out[i]
+    end
+  end
+  local grad_ins, static_grad_in = requiring_grad(surface), {}
+  capture(bwd, function()
+    if #diff_out == 0 or #grad_ins == 0 then return end
+    local gos = {}
+    for i = 1, static_out.n do if static_grad_out[i] then gos[#gos + 1] = static_grad_out[i] end end
+    grad_opts.grad_outputs = gos
+    local gi = torch.autograd.grad(diff_out, grad_ins, grad_opts)
+    local k = 0
+    for i, t in ipairs(surface) do
+      if t.requires_grad then k = k + 1; static_grad_in[i] = gi[k] end
+    end
+  end, { pool = fwd:pool() })
+
+  return { fwd = fwd, bwd = bwd, out = static_out, grad_out = static_grad_out, grad_in = static_grad_in }
+end
+
+-- The autograd Function that copies new inputs into the static ones and replays the graphs.
+local function graphed_function(st, surface, n_user)
+  local fwd, bwd, static_out, static_grad_out, static_grad_in = st.fwd, st.bwd, st.out, st.grad_out, st.grad_in
+  local Graphed = torch.autograd.Function("Graphed")
+  function Graphed.forward(_, ...)
+    for i = 1, n_user do
+      local x = select(i, ...)
+      if x:data_ptr() ~= surface[i]:data_ptr() then surface[i]:copy_(x) end
+    end
+    fwd:replay()
+    local res = {}
+    for i = 1, static_out.n do res[i] = static_out[i]:detach() end
+    return unpack(res, 1, static_out.n)
+  end
+  function Graphed.backward(_, ...)
+    for i = 1, static_out.n do
+      local g = select(i, ...)
+      if static_grad_out[i] and g ~= nil and g:data_ptr() ~= static_grad_out[i]:data_ptr() then
+        static_grad_out[i]:copy_(g)
+      end
+    end
+    bwd:replay()
+    local res = {}
+    for i = 1, #surface do res[i] = static_grad_in[i] and static_grad_in[i]:detach() or nil end
+    return unpack(res, 1, #surface)
+  end
+  return Graphed
+end
+
 local MGC = P.signature("make_graphed_callables",
   "callables, sample_args, num_warmup_iters=3, allow_unused_input=False, pool=None")
 
@@ -210,70 +288,12 @@ local function make_graphed(...)
     for _, p in ipairs(callable:parameters()) do surface[#surface + 1] = p end
   end
   local function run(...) return callable(...) end
-  local grad_opts = { allow_unused = a.allow_unused_input }
-
-  -- warmup on a side stream (PyTorch's: autograd's and cuBLAS's lazy setup happens outside capture)
-  torch.cuda.synchronize()
-  torch.cuda.stream(torch.cuda.Stream(), function()
-    for _ = 1, a.num_warmup_iters do
-      local outs = requiring_grad(outputs_of(run(unpack(user_args, 1, n_user))))
-      local ins = requiring_grad(surface)
-      if #outs > 0 and #ins > 0 then
-        local gos = {}
-        for i, o in ipairs(outs) do gos[i] = torch.empty_like(o) end
-        torch.autograd.grad(outs, ins, { grad_outputs = gos, allow_unused = a.allow_unused_input })
-      end
-    end
-  end)
-  torch.cuda.synchronize()
-
-  local fwd, bwd = GraphClass(), GraphClass()
-  local static_out
-  capture(fwd, function() static_out = outputs_of(run(unpack(user_args, 1, n_user))) end,
-    { pool = a.pool })
-  local static_grad_out, diff_out = {}, {}
-  for i = 1, static_out.n do
-    if static_out[i].requires_grad then
-      static_grad_out[i] = torch.empty_like(static_out[i])
-      diff_out[#diff_out + 1] = static_out[i]
-    end
-  end
-  local grad_ins, static_grad_in = requiring_grad(surface), {}
-  capture(bwd, function()
-    if #diff_out == 0 or #grad_ins == 0 then return end
-    local gos = {}
-    for i = 1, static_out.n do if static_grad_out[i] then gos[#gos + 1] = static_grad_out[i] end end
-    grad_opts.grad_outputs = gos
-    local gi = torch.autograd.grad(diff_out, grad_ins, grad_opts)
-    local k = 0
-    for i, t in ipairs(surface) do
-      if t.requires_grad then k = k + 1; static_grad_in[i] = gi[k] end
-    end
-  end, { pool = fwd:pool() })
-
-  local Graphed = torch.autograd.Function("Graphed")
-  function Graphed.forward(_, ...)
-    for i = 1, n_user do
-      local x = select(i, ...)
-      if x:data_ptr() ~= surface[i]:data_ptr() then surface[i]:copy_(x) end
-    end
-    fwd:replay()
-    local res = {}
-    for i = 1, static_out.n do res[i] = static_out[i]:detach() end
-    return unpack(res, 1, static_out.n)
-  end
-  function Graphed.backward(_, ...)
-    for i = 1, static_out.n do
-      local g = select(i, ...)
-      if static_grad_out[i] and g ~= nil and g:data_ptr() ~= static_grad_out[i]:data_ptr() then
-        static_grad_out[i]:copy_(g)
-      end
-    end
-    bwd:replay()
-    local res = {}
-    for i = 1, #surface do res[i] = static_grad_in[i] and static_grad_in[i]:detach() or nil end
-    return unpack(res, 1, #surface)
-  end
+  -- the graphs first: without a GPU their error (PyTorch's) is the one raised, at the caller's line
+  local ok, fwd = pcall(GraphClass)
+  if not ok then error((tostring(fwd):gsub("^[^\n:]+:%d+: ", "")), 2) end
+  local bwd = GraphClass()
+  local st = capture_both(fwd, bwd, run, user_args, surface, a)
+  local Graphed = graphed_function(st, surface, n_user)
   local extra = {}
   for i = n_user + 1, #surface do extra[#extra + 1] = surface[i] end
   local training = is_module and callable.training

@@ -165,7 +165,8 @@ function M.install(torch)
   end
   cuda.is_initialized = function() return is_initialized(cuda) end
   cuda.init = function()
-    cuda.current_device()
+    local ok, err = pcall(cuda.current_device)
+    if not ok then error((tostring(err):gsub("^[^\n:]+:%d+: ", "")), 2) end
     ok_init = true
   end
   cuda.device = function(d, fn, ...)
@@ -194,6 +195,7 @@ function M.install(torch)
   end
   -- torch.cuda.amp: PyTorch's deprecated aliases of torch.amp with device "cuda"
   cuda.amp = {
+    amp_definitely_not_available = function() return not cuda.is_available() end,
     autocast = function(fn, opts)
       warnings.warn("`torch.cuda.amp.autocast(args...)` is deprecated. Please use `torch.amp.autocast('cuda', args...)` " ..
         "instead.", 2, "FutureWarning")

@@ -113,7 +113,7 @@ function M.install(torch)
     end,
   }
   flags.install(torch, backends)
-  torch.backends = flags.namespace("torch.backends", {}, backends)
+  torch.backends = flags.namespace("torch.backends", flags.top_level, backends)
   torch.version = { cuda = cuda_version_string(M.build_info().cudart), libtorch = torch.libtorch_version }
 
   streams.install(cuda)

@@ -3191,5 +3191,620 @@ M.entries = {
       { name = "return_counts", kind = "pk", default = false },
       { name = "dim", kind = "pk", default = None },
     } },
+  { namespace = "torch.cuda", name = "CUDAGraph", qualified = "torch.cuda.CUDAGraph", kind = "class",
+    params = {
+      { name = "keep_graph", kind = "pk", default = false },
+    } },
+  { namespace = "torch.cuda", name = "CUDAPluggableAllocator", qualified = "torch.cuda.CUDAPluggableAllocator", kind = "class",
+    params = {
+      { name = "path_to_so_file", kind = "pk" },
+      { name = "alloc_fn_name", kind = "pk" },
+      { name = "free_fn_name", kind = "pk" },
+    } },
+  { namespace = "torch.cuda", name = "Event", qualified = "torch.cuda.Event", kind = "class",
+    params = {
+      { name = "enable_timing", kind = "pk", default = false },
+      { name = "blocking", kind = "pk", default = false },
+      { name = "interprocess", kind = "pk", default = false },
+      { name = "external", kind = "pk", default = false },
+    } },
+  { namespace = "torch.cuda", name = "ExternalStream", qualified = "torch.cuda.ExternalStream", kind = "class",
+    params = {
+      { name = "stream_ptr", kind = "pk" },
+      { name = "device", kind = "pk", default = None },
+      { name = "kwargs", kind = "varkw" },
+    } },
+  { namespace = "torch.cuda", name = "GreenContext", qualified = "torch.cuda.GreenContext", kind = "class",
+    params = nil },
+  { namespace = "torch.cuda", name = "MemPool", qualified = "torch.cuda.MemPool", kind = "class",
+    params = {
+      { name = "allocator", kind = "pk", default = None },
+      { name = "use_on_oom", kind = "pk", default = false },
+      { name = "no_split", kind = "pk", default = false },
+    } },
+  { namespace = "torch.cuda", name = "Stream", qualified = "torch.cuda.Stream", kind = "class",
+    params = {
+      { name = "device", kind = "pk", default = None },
+      { name = "priority", kind = "pk", default = 0 },
+      { name = "kwargs", kind = "varkw" },
+    } },
+  { namespace = "torch.cuda", name = "StreamContext", qualified = "torch.cuda.StreamContext", kind = "class",
+    params = {
+      { name = "stream", kind = "pk" },
+    } },
+  { namespace = "torch.cuda", name = "caching_allocator_alloc", qualified = "torch.cuda.caching_allocator_alloc", kind = "function",
+    params = {
+      { name = "size", kind = "pk" },
+      { name = "device", kind = "pk", default = None },
+      { name = "stream", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "caching_allocator_delete", qualified = "torch.cuda.caching_allocator_delete", kind = "function",
+    params = {
+      { name = "mem_ptr", kind = "pk" },
+    } },
+  { namespace = "torch.cuda", name = "caching_allocator_enable", qualified = "torch.cuda.caching_allocator_enable", kind = "function",
+    params = {
+      { name = "value", kind = "pk", default = true },
+    } },
+  { namespace = "torch.cuda", name = "can_device_access_peer", qualified = "torch.cuda.can_device_access_peer", kind = "function",
+    params = {
+      { name = "device", kind = "pk" },
+      { name = "peer_device", kind = "pk" },
+    } },
+  { namespace = "torch.cuda", name = "change_current_allocator", qualified = "torch.cuda.change_current_allocator", kind = "function",
+    params = {
+      { name = "allocator", kind = "pk" },
+    } },
+  { namespace = "torch.cuda", name = "check_error", qualified = "torch.cuda.check_error", kind = "function",
+    params = {
+      { name = "res", kind = "pk" },
+    } },
+  { namespace = "torch.cuda", name = "clock_rate", qualified = "torch.cuda.clock_rate", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "cudaStatus", qualified = "torch.cuda.cudaStatus", kind = "class",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "cudart", qualified = "torch.cuda.cudart", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "current_blas_handle", qualified = "torch.cuda.current_blas_handle", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "current_device", qualified = "torch.cuda.current_device", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "current_stream", qualified = "torch.cuda.current_stream", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "default_stream", qualified = "torch.cuda.default_stream", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "device", qualified = "torch.cuda.device", kind = "class",
+    params = {
+      { name = "device", kind = "pk" },
+    } },
+  { namespace = "torch.cuda", name = "device_count", qualified = "torch.cuda.device_count", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "device_memory_used", qualified = "torch.cuda.device_memory_used", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "device_of", qualified = "torch.cuda.device_of", kind = "class",
+    params = {
+      { name = "obj", kind = "pk" },
+    } },
+  { namespace = "torch.cuda", name = "empty_cache", qualified = "torch.cuda.empty_cache", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "get_allocator_backend", qualified = "torch.cuda.get_allocator_backend", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "get_arch_list", qualified = "torch.cuda.get_arch_list", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "get_device_capability", qualified = "torch.cuda.get_device_capability", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "get_device_name", qualified = "torch.cuda.get_device_name", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "get_device_properties", qualified = "torch.cuda.get_device_properties", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "get_gencode_flags", qualified = "torch.cuda.get_gencode_flags", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "get_per_process_memory_fraction", qualified = "torch.cuda.get_per_process_memory_fraction", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "get_rng_state", qualified = "torch.cuda.get_rng_state", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = "cuda" },
+    } },
+  { namespace = "torch.cuda", name = "get_rng_state_all", qualified = "torch.cuda.get_rng_state_all", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "get_stream_from_external", qualified = "torch.cuda.get_stream_from_external", kind = "function",
+    params = {
+      { name = "data_ptr", kind = "pk" },
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "get_sync_debug_mode", qualified = "torch.cuda.get_sync_debug_mode", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "graph", qualified = "torch.cuda.graph", kind = "class",
+    params = {
+      { name = "cuda_graph", kind = "pk" },
+      { name = "pool", kind = "pk", default = None },
+      { name = "stream", kind = "pk", default = None },
+      { name = "capture_error_mode", kind = "pk", default = "global" },
+    } },
+  { namespace = "torch.cuda", name = "graph_pool_handle", qualified = "torch.cuda.graph_pool_handle", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "host_memory_stats", qualified = "torch.cuda.host_memory_stats", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "host_memory_stats_as_nested_dict", qualified = "torch.cuda.host_memory_stats_as_nested_dict", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "init", qualified = "torch.cuda.init", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "initial_seed", qualified = "torch.cuda.initial_seed", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "ipc_collect", qualified = "torch.cuda.ipc_collect", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "is_available", qualified = "torch.cuda.is_available", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "is_bf16_supported", qualified = "torch.cuda.is_bf16_supported", kind = "function",
+    params = {
+      { name = "including_emulation", kind = "pk", default = true },
+    } },
+  { namespace = "torch.cuda", name = "is_current_stream_capturing", qualified = "torch.cuda.is_current_stream_capturing", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "is_initialized", qualified = "torch.cuda.is_initialized", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "is_tf32_supported", qualified = "torch.cuda.is_tf32_supported", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "list_gpu_processes", qualified = "torch.cuda.list_gpu_processes", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "make_graphed_callables", qualified = "torch.cuda.make_graphed_callables", kind = "function",
+    params = {
+      { name = "callables", kind = "pk" },
+      { name = "sample_args", kind = "pk" },
+      { name = "num_warmup_iters", kind = "pk", default = 3 },
+      { name = "allow_unused_input", kind = "pk", default = false },
+      { name = "pool", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "manual_seed", qualified = "torch.cuda.manual_seed", kind = "function",
+    params = {
+      { name = "seed", kind = "pk" },
+    } },
+  { namespace = "torch.cuda", name = "manual_seed_all", qualified = "torch.cuda.manual_seed_all", kind = "function",
+    params = {
+      { name = "seed", kind = "pk" },
+    } },
+  { namespace = "torch.cuda", name = "max_memory_allocated", qualified = "torch.cuda.max_memory_allocated", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "max_memory_cached", qualified = "torch.cuda.max_memory_cached", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "max_memory_reserved", qualified = "torch.cuda.max_memory_reserved", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "mem_get_info", qualified = "torch.cuda.mem_get_info", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "memory_allocated", qualified = "torch.cuda.memory_allocated", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "memory_cached", qualified = "torch.cuda.memory_cached", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "memory_reserved", qualified = "torch.cuda.memory_reserved", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "memory_snapshot", qualified = "torch.cuda.memory_snapshot", kind = "function",
+    params = {
+      { name = "mempool_id", kind = "pk", default = None },
+      { name = "include_traces", kind = "pk", default = true },
+    } },
+  { namespace = "torch.cuda", name = "memory_stats", qualified = "torch.cuda.memory_stats", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "memory_stats_as_nested_dict", qualified = "torch.cuda.memory_stats_as_nested_dict", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "memory_summary", qualified = "torch.cuda.memory_summary", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+      { name = "abbreviated", kind = "pk", default = false },
+    } },
+  { namespace = "torch.cuda", name = "memory_usage", qualified = "torch.cuda.memory_usage", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "power_draw", qualified = "torch.cuda.power_draw", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "reset_accumulated_host_memory_stats", qualified = "torch.cuda.reset_accumulated_host_memory_stats", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "reset_accumulated_memory_stats", qualified = "torch.cuda.reset_accumulated_memory_stats", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "reset_max_memory_allocated", qualified = "torch.cuda.reset_max_memory_allocated", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "reset_max_memory_cached", qualified = "torch.cuda.reset_max_memory_cached", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "reset_peak_host_memory_stats", qualified = "torch.cuda.reset_peak_host_memory_stats", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "reset_peak_memory_stats", qualified = "torch.cuda.reset_peak_memory_stats", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "seed", qualified = "torch.cuda.seed", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "seed_all", qualified = "torch.cuda.seed_all", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda", name = "set_device", qualified = "torch.cuda.set_device", kind = "function",
+    params = {
+      { name = "device", kind = "pk" },
+    } },
+  { namespace = "torch.cuda", name = "set_per_process_memory_fraction", qualified = "torch.cuda.set_per_process_memory_fraction", kind = "function",
+    params = {
+      { name = "fraction", kind = "pk" },
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "set_rng_state", qualified = "torch.cuda.set_rng_state", kind = "function",
+    params = {
+      { name = "new_state", kind = "pk" },
+      { name = "device", kind = "pk", default = "cuda" },
+    } },
+  { namespace = "torch.cuda", name = "set_rng_state_all", qualified = "torch.cuda.set_rng_state_all", kind = "function",
+    params = {
+      { name = "new_states", kind = "pk" },
+    } },
+  { namespace = "torch.cuda", name = "set_stream", qualified = "torch.cuda.set_stream", kind = "function",
+    params = {
+      { name = "stream", kind = "pk" },
+    } },
+  { namespace = "torch.cuda", name = "set_sync_debug_mode", qualified = "torch.cuda.set_sync_debug_mode", kind = "function",
+    params = {
+      { name = "debug_mode", kind = "pk" },
+    } },
+  { namespace = "torch.cuda", name = "stream", qualified = "torch.cuda.stream", kind = "function",
+    params = {
+      { name = "stream", kind = "pk" },
+    } },
+  { namespace = "torch.cuda", name = "synchronize", qualified = "torch.cuda.synchronize", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "temperature", qualified = "torch.cuda.temperature", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "use_mem_pool", qualified = "torch.cuda.use_mem_pool", kind = "function",
+    params = {
+      { name = "pool", kind = "pk" },
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda", name = "utilization", qualified = "torch.cuda.utilization", kind = "function",
+    params = {
+      { name = "device", kind = "pk", default = None },
+    } },
+  { namespace = "torch.cuda.amp", name = "GradScaler", qualified = "torch.cuda.amp.GradScaler", kind = "class",
+    params = {
+      { name = "init_scale", kind = "pk", default = 65536.0 },
+      { name = "growth_factor", kind = "pk", default = 2.0 },
+      { name = "backoff_factor", kind = "pk", default = 0.5 },
+      { name = "growth_interval", kind = "pk", default = 2000 },
+      { name = "enabled", kind = "pk", default = true },
+    } },
+  { namespace = "torch.cuda.amp", name = "amp_definitely_not_available", qualified = "torch.cuda.amp.amp_definitely_not_available", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.cuda.amp", name = "autocast", qualified = "torch.cuda.amp.autocast", kind = "class",
+    params = {
+      { name = "enabled", kind = "pk", default = true },
+      { name = "dtype", kind = "pk", default_repr = "torch.float16" },
+      { name = "cache_enabled", kind = "pk", default = true },
+    } },
+  { namespace = "torch.cuda.amp", name = "custom_bwd", qualified = "torch.cuda.amp.custom_bwd", kind = "function",
+    params = {
+      { name = "bwd", kind = "pk" },
+    } },
+  { namespace = "torch.cuda.amp", name = "custom_fwd", qualified = "torch.cuda.amp.custom_fwd", kind = "function",
+    params = {
+      { name = "fwd", kind = "pk", default = None },
+      { name = "cast_inputs", kind = "ko", default = None },
+    } },
+  { namespace = "torch.backends", name = "cpu.get_cpu_capability", qualified = "torch.backends.cpu.get_cpu_capability", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "cuda.allow_fp16_bf16_reduction_math_sdp", qualified = "torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp", kind = "function",
+    params = {
+      { name = "enabled", kind = "pk" },
+    } },
+  { namespace = "torch.backends", name = "cuda.can_use_cudnn_attention", qualified = "torch.backends.cuda.can_use_cudnn_attention", kind = "function",
+    params = {
+      { name = "params", kind = "pk" },
+      { name = "debug", kind = "pk", default = false },
+    } },
+  { namespace = "torch.backends", name = "cuda.can_use_efficient_attention", qualified = "torch.backends.cuda.can_use_efficient_attention", kind = "function",
+    params = {
+      { name = "params", kind = "pk" },
+      { name = "debug", kind = "pk", default = false },
+    } },
+  { namespace = "torch.backends", name = "cuda.can_use_flash_attention", qualified = "torch.backends.cuda.can_use_flash_attention", kind = "function",
+    params = {
+      { name = "params", kind = "pk" },
+      { name = "debug", kind = "pk", default = false },
+    } },
+  { namespace = "torch.backends", name = "cuda.cudnn_sdp_enabled", qualified = "torch.backends.cuda.cudnn_sdp_enabled", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "cuda.enable_cudnn_sdp", qualified = "torch.backends.cuda.enable_cudnn_sdp", kind = "function",
+    params = {
+      { name = "enabled", kind = "pk" },
+    } },
+  { namespace = "torch.backends", name = "cuda.enable_flash_sdp", qualified = "torch.backends.cuda.enable_flash_sdp", kind = "function",
+    params = {
+      { name = "enabled", kind = "pk" },
+    } },
+  { namespace = "torch.backends", name = "cuda.enable_math_sdp", qualified = "torch.backends.cuda.enable_math_sdp", kind = "function",
+    params = {
+      { name = "enabled", kind = "pk" },
+    } },
+  { namespace = "torch.backends", name = "cuda.enable_mem_efficient_sdp", qualified = "torch.backends.cuda.enable_mem_efficient_sdp", kind = "function",
+    params = {
+      { name = "enabled", kind = "pk" },
+    } },
+  { namespace = "torch.backends", name = "cuda.flash_sdp_enabled", qualified = "torch.backends.cuda.flash_sdp_enabled", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "cuda.fp16_bf16_reduction_math_sdp_allowed", qualified = "torch.backends.cuda.fp16_bf16_reduction_math_sdp_allowed", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "cuda.is_built", qualified = "torch.backends.cuda.is_built", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "cuda.is_flash_attention_available", qualified = "torch.backends.cuda.is_flash_attention_available", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "cuda.math_sdp_enabled", qualified = "torch.backends.cuda.math_sdp_enabled", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "cuda.matmul.allow_bf16_reduced_precision_reduction", qualified = "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "cuda.matmul.allow_bf16_reduced_precision_reduction_split_k", qualified = "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction_split_k", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "cuda.matmul.allow_fp16_accumulation", qualified = "torch.backends.cuda.matmul.allow_fp16_accumulation", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "cuda.matmul.allow_fp16_reduced_precision_reduction", qualified = "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "cuda.matmul.allow_fp16_reduced_precision_reduction_split_k", qualified = "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction_split_k", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "cuda.matmul.allow_tf32", qualified = "torch.backends.cuda.matmul.allow_tf32", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "cuda.matmul.fp32_precision", qualified = "torch.backends.cuda.matmul.fp32_precision", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "cuda.mem_efficient_sdp_enabled", qualified = "torch.backends.cuda.mem_efficient_sdp_enabled", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "cuda.preferred_blas_library", qualified = "torch.backends.cuda.preferred_blas_library", kind = "function",
+    params = {
+      { name = "backend", kind = "pk", default = None },
+    } },
+  { namespace = "torch.backends", name = "cuda.preferred_linalg_library", qualified = "torch.backends.cuda.preferred_linalg_library", kind = "function",
+    params = {
+      { name = "backend", kind = "pk", default = None },
+    } },
+  { namespace = "torch.backends", name = "cuda.preferred_rocm_fa_library", qualified = "torch.backends.cuda.preferred_rocm_fa_library", kind = "function",
+    params = {
+      { name = "backend", kind = "pk", default = None },
+    } },
+  { namespace = "torch.backends", name = "cuda.sdp_kernel", qualified = "torch.backends.cuda.sdp_kernel", kind = "function",
+    params = {
+      { name = "enable_flash", kind = "pk", default = true },
+      { name = "enable_math", kind = "pk", default = true },
+      { name = "enable_mem_efficient", kind = "pk", default = true },
+      { name = "enable_cudnn", kind = "pk", default = true },
+    } },
+  { namespace = "torch.backends", name = "cudnn.allow_tf32", qualified = "torch.backends.cudnn.allow_tf32", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "cudnn.benchmark", qualified = "torch.backends.cudnn.benchmark", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "cudnn.benchmark_limit", qualified = "torch.backends.cudnn.benchmark_limit", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "cudnn.conv.fp32_precision", qualified = "torch.backends.cudnn.conv.fp32_precision", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "cudnn.deterministic", qualified = "torch.backends.cudnn.deterministic", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "cudnn.enabled", qualified = "torch.backends.cudnn.enabled", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "cudnn.flags", qualified = "torch.backends.cudnn.flags", kind = "function",
+    params = {
+      { name = "enabled", kind = "pk", default = false },
+      { name = "benchmark", kind = "pk", default = false },
+      { name = "benchmark_limit", kind = "pk", default = 10 },
+      { name = "deterministic", kind = "pk", default = false },
+      { name = "allow_tf32", kind = "pk", default = true },
+      { name = "fp32_precision", kind = "pk", default = "none" },
+    } },
+  { namespace = "torch.backends", name = "cudnn.fp32_precision", qualified = "torch.backends.cudnn.fp32_precision", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "cudnn.is_acceptable", qualified = "torch.backends.cudnn.is_acceptable", kind = "function",
+    params = {
+      { name = "tensor", kind = "pk" },
+    } },
+  { namespace = "torch.backends", name = "cudnn.is_available", qualified = "torch.backends.cudnn.is_available", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "cudnn.rnn.fp32_precision", qualified = "torch.backends.cudnn.rnn.fp32_precision", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "cudnn.set_flags", qualified = "torch.backends.cudnn.set_flags", kind = "function",
+    params = {
+      { name = "_enabled", kind = "pk", default = None },
+      { name = "_benchmark", kind = "pk", default = None },
+      { name = "_benchmark_limit", kind = "pk", default = None },
+      { name = "_deterministic", kind = "pk", default = None },
+      { name = "_allow_tf32", kind = "pk", default = None },
+      { name = "_fp32_precision", kind = "pk", default = "none" },
+    } },
+  { namespace = "torch.backends", name = "cudnn.version", qualified = "torch.backends.cudnn.version", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "cusparselt.get_max_alg_id", qualified = "torch.backends.cusparselt.get_max_alg_id", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "cusparselt.is_available", qualified = "torch.backends.cusparselt.is_available", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "cusparselt.version", qualified = "torch.backends.cusparselt.version", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "fp32_precision", qualified = "torch.backends.fp32_precision", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "kleidiai.is_available", qualified = "torch.backends.kleidiai.is_available", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "mha.get_fastpath_enabled", qualified = "torch.backends.mha.get_fastpath_enabled", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "mha.set_fastpath_enabled", qualified = "torch.backends.mha.set_fastpath_enabled", kind = "function",
+    params = {
+      { name = "value", kind = "pk" },
+    } },
+  { namespace = "torch.backends", name = "miopen.flags", qualified = "torch.backends.miopen.flags", kind = "function",
+    params = {
+      { name = "immediate", kind = "pk", default = false },
+    } },
+  { namespace = "torch.backends", name = "miopen.immediate", qualified = "torch.backends.miopen.immediate", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "miopen.set_flags", qualified = "torch.backends.miopen.set_flags", kind = "function",
+    params = {
+      { name = "_immediate", kind = "pk", default = None },
+    } },
+  { namespace = "torch.backends", name = "mkl.is_available", qualified = "torch.backends.mkl.is_available", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "mkldnn.allow_tf32", qualified = "torch.backends.mkldnn.allow_tf32", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "mkldnn.deterministic", qualified = "torch.backends.mkldnn.deterministic", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "mkldnn.enabled", qualified = "torch.backends.mkldnn.enabled", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "mkldnn.flags", qualified = "torch.backends.mkldnn.flags", kind = "function",
+    params = {
+      { name = "enabled", kind = "pk", default = false },
+      { name = "deterministic", kind = "pk", default = false },
+      { name = "allow_tf32", kind = "pk", default = true },
+      { name = "fp32_precision", kind = "pk", default = "none" },
+    } },
+  { namespace = "torch.backends", name = "mkldnn.fp32_precision", qualified = "torch.backends.mkldnn.fp32_precision", kind = "flag",
+    params = nil },
+  { namespace = "torch.backends", name = "mkldnn.is_acl_available", qualified = "torch.backends.mkldnn.is_acl_available", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "mkldnn.is_available", qualified = "torch.backends.mkldnn.is_available", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "mkldnn.set_flags", qualified = "torch.backends.mkldnn.set_flags", kind = "function",
+    params = {
+      { name = "_enabled", kind = "pk", default = None },
+      { name = "_deterministic", kind = "pk", default = None },
+      { name = "_allow_tf32", kind = "pk", default = None },
+      { name = "_fp32_precision", kind = "pk", default = "none" },
+    } },
+  { namespace = "torch.backends", name = "mps.get_core_count", qualified = "torch.backends.mps.get_core_count", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "mps.get_name", qualified = "torch.backends.mps.get_name", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "mps.is_available", qualified = "torch.backends.mps.is_available", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "mps.is_built", qualified = "torch.backends.mps.is_built", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "mps.is_macos13_or_newer", qualified = "torch.backends.mps.is_macos13_or_newer", kind = "function",
+    params = {
+      { name = "minor", kind = "pk", default = 0 },
+    } },
+  { namespace = "torch.backends", name = "mps.is_macos_or_newer", qualified = "torch.backends.mps.is_macos_or_newer", kind = "function",
+    params = {
+      { name = "major", kind = "pk" },
+      { name = "minor", kind = "pk" },
+    } },
+  { namespace = "torch.backends", name = "nnpack.flags", qualified = "torch.backends.nnpack.flags", kind = "function",
+    params = {
+      { name = "enabled", kind = "pk", default = false },
+    } },
+  { namespace = "torch.backends", name = "nnpack.is_available", qualified = "torch.backends.nnpack.is_available", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "nnpack.set_flags", qualified = "torch.backends.nnpack.set_flags", kind = "function",
+    params = {
+      { name = "_enabled", kind = "pk" },
+    } },
+  { namespace = "torch.backends", name = "openmp.is_available", qualified = "torch.backends.openmp.is_available", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "opt_einsum.flags", qualified = "torch.backends.opt_einsum.flags", kind = "function",
+    params = {
+      { name = "enabled", kind = "pk", default = None },
+      { name = "strategy", kind = "pk", default = None },
+    } },
+  { namespace = "torch.backends", name = "opt_einsum.get_opt_einsum", qualified = "torch.backends.opt_einsum.get_opt_einsum", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "opt_einsum.is_available", qualified = "torch.backends.opt_einsum.is_available", kind = "function",
+    params = {
+    } },
+  { namespace = "torch.backends", name = "opt_einsum.set_flags", qualified = "torch.backends.opt_einsum.set_flags", kind = "function",
+    params = {
+      { name = "_enabled", kind = "pk", default = None },
+      { name = "_strategy", kind = "pk", default = None },
+    } },
 }
 return M

@@ -36,7 +36,7 @@ M.exceptions = dofile(DIR .. "compat_exceptions.lua")
 M.namespaces = {
   "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.utils.rnn",
   "torch.nn.utils.parametrizations", "torch.optim", "torch.optim.lr_scheduler", "torch.utils.data",
-  "torch", "Tensor",
+  "torch", "Tensor", "torch.cuda", "torch.cuda.amp", "torch.backends",
 }
 
 -- t[k] without raising (ltorch's namespaces and tensors raise on an unknown name).
