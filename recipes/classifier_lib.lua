@@ -44,7 +44,7 @@ M.DEFAULTS = {
   schedule = "constant", clip_grad_norm = 1.0,
   device = "auto", seed = 0, amp = false, amp_dtype = "bfloat16",
   header = true, skip_lines = 0, val_size = 5000, limit_train = 0, limit_eval = 0,
-  out = "runs/classifier", resume = false, log_every = 50,
+  out = "runs/classifier", resume = false, log_every = 50, profile = 0,
 }
 
 M.DEFAULT_EPOCHS = { mlp = 10, cnn = 5 }

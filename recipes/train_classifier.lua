@@ -42,6 +42,8 @@ usage: ltorch recipes/train_classifier.lua [flags]
   --skip-lines N --no-header      CSV layout (lines before the header; no header line)
   --limit-train N --limit-eval N  use only N samples (CI-size runs)
   --hidden N --dropout X --clip-grad-norm X --schedule constant|cosine --val-size N --log-every N
+  --profile N            profile N training steps instead of training: prints torch.profiler's
+                         table and writes the Chrome trace to DIR/profile_trace.json
 ]]
 
 local function majority_baseline(targets, k)
@@ -76,6 +78,9 @@ end
 local function main()
   io.stdout:setvbuf("line")   -- progress reaches logs and pipes as it happens
   local cfg = config.parse(arg or {}, lib.DEFAULTS)
+  if cfg.profile < 0 or cfg.profile ~= math.floor(cfg.profile) then
+    config.usage_error("profile must be a non-negative integer (steps), got %s", cfg.profile)
+  end
   local t0 = trainer.wall()
   local parts = lib.build(cfg)
   cfg = parts.config
@@ -83,6 +88,10 @@ local function main()
   print(("data %s: %d train / %d val / %d test, task %s; model %s (%d parameters) on %s"):format(
     cfg.data, parts.train_loader.dataset:len(), parts.val_loader.dataset:len(), parts.test_loader.dataset:len(),
     meta.task, cfg.model, parts.model:num_parameters(), parts.amp:describe()))
+  if cfg.profile > 0 then
+    require("recipes.profile_steps").run(parts, cfg.profile, cfg.out .. "/profile_trace.json")
+    return
+  end
   if not cfg.resume then
     local v = trainer.evaluate(parts.model, parts.val_loader, parts.loss_fn, meta.task, parts.device, parts.amp)
     local expected = meta.task == "multiclass" and math.log(meta.num_classes) or nil

@@ -118,6 +118,7 @@ function Profile:_transit(prev, cur)
   local rec = function(a) return a == A.RECORD or a == A.RECORD_AND_SAVE end
   if cur == nil then
     if rec(prev) then self:stop_trace(); self:_trace_ready() end
+    if prev == A.WARMUP then self:start_trace(); self:stop_trace() end
     return
   end
   if prev == A.RECORD_AND_SAVE and cur ~= nil then
