@@ -23,6 +23,8 @@
 #      --device cuda --amp (bfloat16 autocast) -> $OUT/recipes.log
 #   6b. recipes/ddp_train.lua on one GPU under the launcher: NCCL and c10d's Reducer -> $OUT/ddp.log
 #   6c. memory soak: 2,000 MLP steps, memory_allocated flat and GC cycles per step -> $OUT/bench.log
+#   6d. an MLP training step captured as a CUDA graph and replayed, against eager (ltorch and
+#       PyTorch) -> $OUT/bench.log
 #   7. bench: build/ltorch bench/run.lua --device cuda (workloads 2-4 beside PyTorch eager on the
 #      same GPU; steps/s, tokens/s and the transformer's MFU) -> $OUT/gpu_bench.md
 # Each stage runs under its own `timeout`, cut to what remains of an 8-minute budget
@@ -222,6 +224,35 @@ SOAK_DEVICE=cpu
 (cd "$SRC" && timeout "$(left 60)" "$LTORCH" bench/gpu/memory_soak.lua --device "$SOAK_DEVICE" --steps 2000 --every 200) \
   > "$OUT/bench.log" 2>&1 || bad "memory soak failed (memory grew, or the loop failed)"
 grep -E "^memory_soak" "$OUT/bench.log" | tail -1
+
+# 6d. a training step as a CUDA graph ------------------------------------------------------------
+# bench/gpu/graph_step.lua: a launch-bound MLP step (SGD with momentum) eager and replayed as one
+# captured CUDA graph, steps/s of each (graphed parameters checked against eager), beside PyTorch
+# eager on the same step in this machine's python. The dry run: the eager step on the CPU and
+# CUDAGraph()'s error.
+step "6d CUDA-graph training step"
+GRAPH_STEPS=20
+[ "$HAS_CUDA" -eq 1 ] && GRAPH_STEPS=500
+(cd "$SRC" && timeout "$(left 60)" "$LTORCH" bench/gpu/graph_step.lua --steps "$GRAPH_STEPS") \
+  >> "$OUT/bench.log" 2>&1 || bad "CUDA-graph step failed"
+if [ "$HAS_CUDA" -eq 1 ]; then
+  timeout "$(left 60)" "$PYTHON" - "$GRAPH_STEPS" >> "$OUT/bench.log" 2>&1 <<'PY' || bad "PyTorch eager step failed"
+import sys, time, torch
+import torch.nn as nn, torch.nn.functional as F
+n = int(sys.argv[1]); torch.manual_seed(0)
+m = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10)).cuda()
+opt = torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
+x, y = torch.randn(32, 64, device="cuda"), torch.randn(32, 10, device="cuda")
+def step():
+    opt.zero_grad(set_to_none=False); F.mse_loss(m(x), y).backward(); opt.step()
+for _ in range(10): step()
+torch.cuda.synchronize(); t0 = time.perf_counter()
+for _ in range(n): step()
+torch.cuda.synchronize()
+print("graph_step: PyTorch eager %d steps on cuda: %.1f steps/s" % (n, n / (time.perf_counter() - t0)))
+PY
+fi
+grep -E "^graph_step" "$OUT/bench.log" | tail -4
 
 # 7. bench --------------------------------------------------------------------------------------
 step "7 bench"
