@@ -11,8 +11,17 @@
 
   As in PyTorch (torch/cuda/memory.py), the memory queries answer 0 (memory_stats an empty table)
   and empty_cache does nothing until the CUDA allocator has been used, so they are safe to call
-  on a CPU machine; a device argument is still checked. Versions come from the loaded libraries
+  on a CPU machine (reset_peak_memory_stats raises there, as PyTorch's does); a device argument
+  is still checked. Versions come from the loaded libraries
   (bindings/lt_cuda.cpp), no device needed.
+
+  install also puts the rest of torch.cuda and torch.backends in place, each from its own file:
+    torch._backend_flags   torch.backends.cudnn/cuda.matmul/mkldnn switches (assignments that set
+                           libtorch's context), flags(opts, fn), SDPA switches, preferred libraries
+    torch._cuda_streams    torch.cuda.Stream, Event, stream(s, fn), current_stream, default_stream
+    torch._cuda_info       device properties, name, capability, mem_get_info, is_bf16_supported,
+                           device(d, fn), memory_summary, torch.cuda.amp (deprecated aliases)
+    torch._cuda_graphs     torch.cuda.CUDAGraph, graph(g, fn), graph_pool_handle, make_graphed_callables
 
   Usage:  require("torch.backends").install(torch)   (torch/init.lua does it)
 ]]
