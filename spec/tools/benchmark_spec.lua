@@ -21,6 +21,23 @@ return { model = function() return torch.nn.Sequential(torch.nn.Linear(4, 8), to
   loss_fn = torch.nn.CrossEntropyLoss(), train_loader = { { torch.randn(6, 4), torch.randint(3, {6}) } } }]]
 
 describe("tool benchmark-model", function()
+  it("--profile adds torch.profiler's table of one train step at the largest batch", function()
+    local p = tmpfile(setup:format(3))
+    local code, text = run({ p, "--batch-sizes", "1,4", "--iters", "2", "--profile", "--json" })
+    assert.are.equal(0, code, text)
+    local r = json.decode(text)
+    assert.are.equal(4, r.profile.batch)
+    local counts = {}
+    for _, op in ipairs(r.profile.ops) do counts[op.name] = op.count end
+    assert.are.equal(1, counts.forward)
+    assert.are.equal(1, counts.backward)
+    assert.are.equal(2, counts["aten::linear"])
+    code, text = run({ p, "--batch-sizes", "2", "--iters", "1", "--profile" })
+    assert.are.equal(0, code, text)
+    assert.matches("torch.profiler, one train step at batch 2:", text, 1, true)
+    assert.matches("Self CPU time total:", text, 1, true)
+  end)
+
   it("times forward and train steps per batch size", function()
     local p = tmpfile(setup:format(3))
     local code, text = run({ p, "--batch-sizes", "1,4", "--iters", "3", "--warmup", "1", "--json" })

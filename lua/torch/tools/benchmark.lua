@@ -7,6 +7,9 @@
     samples/s = batch / median.  On CUDA every timing is bracketed by torch.cuda.synchronize().
   Peak memory: on CPU the process's peak RSS (VmHWM, Linux), on CUDA
   torch.cuda.max_memory_allocated after reset_peak_memory_stats per batch size.
+  --profile: one more train step at the largest batch size under torch.profiler, and its
+  key_averages table (sorted by CPU total, or CUDA total on CUDA; top 15 rows); with --json the
+  ops as {name, count, cpu_total_us, self_cpu_us}.
   Exit 0 all batch sizes ran, 1 one failed (out of memory, shape error: the message is shown),
   2 usage error or a setup that does not load.
 ]]
@@ -18,7 +21,7 @@ local S = require "torch.doctor.setup"
 
 local M = { name = "benchmark-model", summary = "forward/backward latency, throughput and peak memory by batch size",
   usage = [[usage: ltorch tools/tool.lua benchmark-model SETUP.lua [--batch-sizes 1,8,32] [--iters N] [--warmup N]
-         [--device cpu|cuda] [--json]
+         [--device cpu|cuda] [--profile] [--json]
   SETUP.lua returns a doctor setup (model, train_loader, loss_fn; see torch.doctor.setup)
 exit 0 all batch sizes ran, 1 one failed, 2 usage / setup error]] }
 
@@ -71,9 +74,37 @@ function M.bench(setup, model, x, y, b, opts)
     peak_bytes = cuda and torch.cuda.max_memory_allocated() or M.peak_rss() }
 end
 
+-- --profile: one train step at batch b under torch.profiler -> the stopped profiler.
+function M.profile_step(setup, model, x, y, b, opts)
+  local P = torch.profiler
+  local xb, yb = U.batch_of(x, b), U.batch_of(y, b)
+  local acts = { P.ProfilerActivity.CPU }
+  if opts.device == "cuda" then
+    xb = xb:to("cuda"); if torch.is_tensor(yb) then yb = yb:to("cuda") end
+    acts[2] = P.ProfilerActivity.CUDA
+  end
+  model:train()
+  return P.profile({ activities = acts, record_shapes = true }, function()
+    model:zero_grad()
+    local out = P.record_function("forward", function() return model:forward(xb) end)
+    local loss = (setup.loss_fn and yb ~= nil) and S.call_loss(setup, out, yb) or out:sum()
+    P.record_function("backward", function() loss:backward() end)
+    if opts.device == "cuda" then torch.cuda.synchronize() end
+  end)
+end
+
+local function profile_rows(prof)
+  local rows = {}
+  for _, e in ipairs(prof:key_averages()) do
+    rows[#rows + 1] = { name = e.key, count = e.count, cpu_total_us = e.cpu_time_total, self_cpu_us = e.self_cpu_time_total }
+  end
+  table.sort(rows, function(a, b) return a.cpu_total_us > b.cpu_total_us end)
+  return rows
+end
 
 function M.main(argv, out)
-  local o, pos = T.parse(argv, { batch_sizes = "string", iters = "number", warmup = "number", device = "string", json = "boolean" })
+  local o, pos = T.parse(argv, { batch_sizes = "string", iters = "number", warmup = "number", device = "string", json = "boolean",
+    profile = "boolean" })
   if o.help then out(M.usage); return 0 end
   if #pos ~= 1 then T.usage_error("one setup script expected") end
   local bs = T.whole_numbers(o.batch_sizes or "1,8,32", "--batch-sizes", 1)
@@ -95,8 +126,10 @@ function M.main(argv, out)
     rows[#rows + 1] = r
   end
   local code = failed and 1 or 0
+  local prof = o.profile and #rows > 0 and M.profile_step(setup, model, x, y, rows[#rows].batch, o) or nil
   if o.json then
-    out(require("torch.serialization.json").encode({ device = o.device, results = rows, failed = failed }))
+    out(require("torch.serialization.json").encode({ device = o.device, results = rows, failed = failed,
+      profile = prof and { batch = rows[#rows].batch, ops = profile_rows(prof) } or nil }))
     return code
   end
   out(("device %s, median of %d runs after %d warm-up"):format(o.device, o.iters, o.warmup))
@@ -107,6 +140,10 @@ function M.main(argv, out)
       (r.peak_bytes or 0) / 2 ^ 20))
   end
   if failed then out(("batch %d failed: %s"):format(failed.batch, failed.error)) end
+  if prof then
+    out(("torch.profiler, one train step at batch %d:"):format(rows[#rows].batch))
+    out(prof:key_averages():table({ sort_by = o.device == "cuda" and "cuda_time_total" or "cpu_time_total", row_limit = 15 }))
+  end
   return code
 end
 
