@@ -76,8 +76,8 @@ describe("DataLoader workers with a script's dataset object", function()
     assert_same_batches(two, collect(ds, with(opts, { num_workers = 2 })))
     -- batch k is made by worker k % 2, whose generator is seeded 1234 + worker: replayed here
     local idx = {}
-    local g = data.Generator(9)
-    g:draw_seed()   -- the loader draws its base seed first (used or not)
+    local g = torch.Generator():manual_seed(9)
+    require("torch._generator").random_seed(g)   -- the loader draws its base seed first (used or not)
     for b in data.BatchSampler(data.RandomSampler(ds, { generator = g }), 2, false):iter() do
       idx[#idx + 1] = b
     end

@@ -1,7 +1,7 @@
 --[[
   torch.data.dataloader — DataLoader: batches from a dataset, in-process or from worker threads.
 
-  DataLoader(dataset, {batch_size = 1, shuffle = false, generator = seed|Generator,
+  DataLoader(dataset, {batch_size = 1, shuffle = false, generator = torch.Generator | seed,
              drop_last = false, sampler =, batch_sampler =, collate_fn =,
              num_workers = 0, prefetch_factor = 2, worker_init_fn =, timeout = 0,
              pin_memory = false, dataset_factory = {module =, args = {...}, method =}})
@@ -20,10 +20,10 @@
   persistent_workers is accepted for ported code; workers are started per iteration either way.
 
   batch_size = false disables batching (samples come one by one, uncollated), as PyTorch's
-  batch_size=None. shuffle uses a RandomSampler with the loader's generator (a seed: the
-  same seed gives the same order every run; each epoch draws a new permutation). Without a
-  generator, each iteration seeds the loader's generator from torch's global one, as PyTorch
-  does, so after torch.manual_seed(s) a script shuffles the same way every run.
+  batch_size=None. shuffle uses a RandomSampler with the loader's generator (a torch.Generator,
+  or a seed number for torch.Generator():manual_seed(seed)); each epoch draws a new permutation.
+  Every draw is PyTorch's (lua/torch/_generator.lua): without a generator, after
+  torch.manual_seed(s) the order and torch's generator state afterwards are PyTorch's.
 
   Workers (num_workers > 0): threads with their own Lua states (runtime/workers.c,
   torch.data._worker). As PyTorch's workers get the script's dataset, each worker gets its own
@@ -58,6 +58,7 @@ local collate_mod = require "torch.data.collate"
 local T = require "torch._tensor"
 local device = require "torch.device"
 local ship = require "torch.data._ship"
+local G = require "torch._generator"
 
 local DataLoader = {}
 DataLoader.__index = DataLoader
@@ -114,10 +115,10 @@ function DataLoader._new(dataset, opts)
   self.pin_memory = opts.pin_memory == true and device.cuda.is_available()
   self.batched = opts.batch_size ~= false
   self.batch_size = self.batched and (opts.batch_size or 1) or nil
-  -- without a generator: one reseeded from torch's generator at each iteration (not here, so
-  -- that making a loader draws nothing)
-  self.reseed = opts.generator == nil
-  self.generator = dataset_mod.generator(opts.generator, 0)
+  -- nil: torch's global generator, drawn from at each iteration as PyTorch's generator=None
+  local g = opts.generator
+  if type(g) == "number" then g = G.Generator():manual_seed(g) end
+  self.generator = G.check(g, "DataLoader")
   self.iterable = dataset ~= nil and dataset.is_iterable or false
   if self.iterable then
     if opts.shuffle or opts.sampler or opts.batch_sampler then
@@ -264,11 +265,13 @@ end
 
 -- for batch in loader:iter() do ... end
 function DataLoader:iter()
-  if self.reseed then self.generator:manual_seed(dataset_mod.global_seed()) end
-  -- Drawn in both modes (as PyTorch does), so the sampler's stream is the same whatever
-  -- num_workers is: a seeded loader gives identical batches with 0 or N workers.
-  local drawn = self.generator:draw_seed()
-  self._base_seed = self.base_seed or drawn
+  -- PyTorch's _BaseDataLoaderIter: the sampler's iterator first (a random sampler draws only at
+  -- its first index), then _base_seed = torch.empty((), dtype=torch.int64).random_(generator=g),
+  -- drawn whatever num_workers is, so a seeded loader gives identical batches with 0 or N
+  -- workers and leaves the generators as PyTorch's does. (The workers' Lua generators take it
+  -- as a Lua number: 53 bits.)
+  local drawn = G.random_seed(self.generator)
+  self._base_seed = self.base_seed or tonumber(drawn)
   local it = self.num_workers > 0 and self:_iter_workers() or self:_iter_single()
   if not self.pin_memory then return it end
   return function()

@@ -30,10 +30,16 @@ local ffi = require "ffi"
 local torch = require "torch"
 local _C = require "torch._C"
 local dataset = require "torch.data.dataset"
-local Generator = require "torch.data._rng"
+local G = require "torch._generator"
 local P = require "torch._pysig"
 
 local M = {}
+
+-- A seed number stands for torch.Generator():manual_seed(seed) (an ltorch shorthand).
+local function seed_generator(g)
+  if type(g) == "number" then return G.Generator():manual_seed(g) end
+  return g
+end
 
 local function array_iter(a)
   local i = 0
@@ -113,71 +119,97 @@ end
 
 local RandomSampler = class(Sampler, "RandomSampler")
 M.RandomSampler = RandomSampler
+
+-- Pulls chunks (Lua arrays) from next_chunk() one by one, as PyTorch's generators `yield from`
+-- each draw: a chunk is drawn only when the previous one is used up (and once more at the end).
+local function chunked(next_chunk)
+  local buf, i, done = {}, 0, false
+  return function()
+    while not done and i >= #buf do
+      buf, i = next_chunk(), 0
+      done = buf == nil
+    end
+    if done then return nil end
+    i = i + 1
+    return buf[i]
+  end
+end
+
+-- A positive integer count, or PyTorch's ValueError text.
+local function check_count(who, name, v)
+  if type(v) ~= "number" or v % 1 ~= 0 or v <= 0 then
+    error(("%s: %s should be a positive integer value, but got %s=%s"):format(who, name, name, tostring(v)), 3)
+  end
+end
+
+local function check_bool(who, v)
+  if type(v) ~= "boolean" then
+    error(("%s: replacement should be a boolean value, but got replacement=%s"):format(who, tostring(v)), 3)
+  end
+end
+
 function RandomSampler.new(ds, opts)
   opts = opts or {}
   local n = ds:len()
-  local self = setmetatable({ n = n, replacement = opts.replacement or false,
-    num_samples = opts.num_samples or n, generator = dataset.generator(opts.generator) }, RandomSampler)
-  if not self.replacement and self.num_samples > n then
-    error("RandomSampler: num_samples > dataset size requires replacement = true", 2)
-  end
+  local replacement = opts.replacement
+  if replacement == nil then replacement = false end
+  check_bool("RandomSampler", replacement)
+  local self = setmetatable({ data_source = ds, n = n, replacement = replacement,
+    num_samples = opts.num_samples or n, generator = G.check(seed_generator(opts.generator), "RandomSampler") },
+    RandomSampler)
+  check_count("RandomSampler", "num_samples", self.num_samples)
   return self
 end
 function RandomSampler:len() return self.num_samples end
+--[[ PyTorch's RandomSampler.__iter__, step by step: at the first index, without a generator a seed
+     is drawn from torch's global generator (torch.empty((), dtype=torch.int64).random_()) and
+     a fresh torch.Generator seeded with it; then torch.randint(n, (32,)) chunks (with
+     replacement) or torch.randperm(n) per num_samples // n, and a last chunk of num_samples % n. ]]
 function RandomSampler:iter()
-  local g, n, m = self.generator, self.n, self.num_samples
-  local out = {}
-  if self.replacement then
-    for i = 1, m do out[i] = g:random(n) end
-  else
-    local perm = g:randperm(n)
-    for i = 1, m do out[i] = perm[i] end
-  end
-  return array_iter(out)
+  local n, m, repl = self.data_source:len(), self.num_samples, self.replacement
+  local g, started, step = self.generator, false, 0
+  local full = repl and math.floor(m / 32) or (n > 0 and math.floor(m / n) or 0)
+  return chunked(function()
+    if not started then
+      started = true
+      if g == nil then g = G.Generator():manual_seed(G.random_seed(nil)) end
+      if not repl and n == 0 then error("RandomSampler: the dataset is empty (integer division or modulo by zero)", 3) end
+    end
+    step = step + 1
+    if step <= full then return repl and G.randint(g, n, 32) or G.randperm(g, n) end
+    if step > full + 1 then return nil end
+    if repl then return G.randint(g, n, m % 32) end
+    local perm, out = G.randperm(g, n), {}
+    for i = 1, m % n do out[i] = perm[i] end
+    return out
+  end)
 end
 
 local WeightedRandomSampler = class(Sampler, "WeightedRandomSampler")
 M.WeightedRandomSampler = WeightedRandomSampler
 function WeightedRandomSampler.new(weights, num_samples, opts)
   opts = opts or {}
-  if type(weights) ~= "table" then weights = weights:tolist() end
-  local cum, total = {}, 0
-  for i, w in ipairs(weights) do
-    if w < 0 or w ~= w then error("WeightedRandomSampler: weights must be non-negative, got " .. w .. " at " .. (i - 1), 2) end
-    total = total + w; cum[i] = total
+  check_count("WeightedRandomSampler", "num_samples", num_samples)
+  local replacement = opts.replacement
+  if replacement == nil then replacement = true end
+  check_bool("WeightedRandomSampler", replacement)
+  local w = torch.is_tensor(weights) and weights:to(torch.float64) or torch.tensor(weights, { dtype = torch.float64 })
+  if w:dim() ~= 1 then
+    error(("WeightedRandomSampler: weights should be a 1d sequence but given weights have shape (%s)")
+      :format(table.concat(w:size(), ", ") .. (w:dim() == 1 and "," or "")), 2)
   end
-  if total <= 0 then error("WeightedRandomSampler: weights sum to zero", 2) end
-  local replacement = opts.replacement ~= false
-  if not replacement and num_samples > #weights then
-    error("WeightedRandomSampler: num_samples > number of weights requires replacement = true", 2)
-  end
-  return setmetatable({ weights = weights, cum = cum, total = total, num_samples = num_samples,
-    replacement = replacement, generator = dataset.generator(opts.generator) }, WeightedRandomSampler)
+  return setmetatable({ weights = w, num_samples = num_samples, replacement = replacement,
+    generator = G.check(seed_generator(opts.generator), "WeightedRandomSampler") }, WeightedRandomSampler)
 end
 function WeightedRandomSampler:len() return self.num_samples end
-local function pick(cum, total, u)
-  local x, lo, hi = u * total, 1, #cum
-  while lo < hi do
-    local mid = math.floor((lo + hi) / 2)
-    if cum[mid] > x then hi = mid else lo = mid + 1 end
-  end
-  return lo - 1
-end
+-- torch.multinomial(weights, num_samples, replacement, generator=g), drawn at the first index.
 function WeightedRandomSampler:iter()
-  local g, out = self.generator, {}
-  if self.replacement then
-    for i = 1, self.num_samples do out[i] = pick(self.cum, self.total, g:uniform()) end
-  else
-    -- without replacement: exponential race keys (Efraimidis-Spirakis), smallest first
-    local keys, order = {}, {}
-    for i, w in ipairs(self.weights) do
-      keys[i] = w > 0 and -math.log(1 - g:uniform()) / w or math.huge
-      order[i] = i
-    end
-    table.sort(order, function(a, b) return keys[a] < keys[b] end)
-    for i = 1, self.num_samples do out[i] = order[i] - 1 end
-  end
-  return array_iter(out)
+  local drawn = false
+  return chunked(function()
+    if drawn then return nil end
+    drawn = true
+    return G.multinomial(self.generator, self.weights, self.num_samples, self.replacement)
+  end)
 end
 
 ---------------------------------------------------------------- SubsetRandomSampler
@@ -202,21 +234,20 @@ function SubsetRandomSampler.new(...)
     end
     copy[i] = v
   end
-  local g = a.generator
-  if g ~= nil then g = dataset.generator(g) end
+  local g = G.check(seed_generator(a.generator), "SubsetRandomSampler")
   return setmetatable({ indices = copy, generator = g }, SubsetRandomSampler)
 end
 function SubsetRandomSampler:len() return #self.indices end
--- Without a generator the order is torch.randperm's on torch's global generator: PyTorch's order
--- for the same torch.manual_seed.
+-- torch.randperm(len(indices), generator=g) at the first index (g nil: torch's global generator).
 function SubsetRandomSampler:iter()
-  local idx, n, out = self.indices, #self.indices, {}
-  local perm
-  if self.generator then perm = self.generator:randperm(n)
-  elseif n > 0 then perm = torch.randperm(n):tolist()
-  else perm = {} end
-  for i = 1, #perm do out[i] = idx[perm[i] + 1] end
-  return array_iter(out)
+  local idx, drawn = self.indices, false
+  return chunked(function()
+    if drawn then return nil end
+    drawn = true
+    local out = {}
+    for i, p in ipairs(G.randperm(self.generator, #idx)) do out[i] = idx[p + 1] end
+    return out
+  end)
 end
 
 local BatchSampler = class(Sampler, "BatchSampler")
@@ -245,35 +276,6 @@ function BatchSampler:iter()
   end
 end
 
-local DistributedSampler = class(Sampler, "DistributedSampler")
-M.DistributedSampler = DistributedSampler
-function DistributedSampler.new(ds, opts)
-  opts = opts or {}
-  local replicas, rank = opts.num_replicas or opts.world_size or 1, opts.rank or 0
-  if rank < 0 or rank >= replicas then
-    error(("DistributedSampler: invalid rank %d, rank should be in [0, %d]"):format(rank, replicas - 1), 2)
-  end
-  local n = ds:len()
-  local drop = opts.drop_last or false
-  local per = (drop and n % replicas ~= 0) and math.floor(n / replicas) or math.ceil(n / replicas)
-  return setmetatable({ n = n, num_replicas = replicas, rank = rank, shuffle = opts.shuffle ~= false,
-    seed = opts.seed or 0, epoch = 0, drop_last = drop, num_samples = per,
-    total_size = per * replicas }, DistributedSampler)
-end
-function DistributedSampler:len() return self.num_samples end
-function DistributedSampler:set_epoch(e) self.epoch = e end
-function DistributedSampler:iter()
-  local idx
-  if self.shuffle then idx = Generator(self.seed + self.epoch):randperm(self.n)
-  else idx = {}; for i = 1, self.n do idx[i] = i - 1 end end
-  local total = self.total_size
-  if not self.drop_last then
-    local k, base = #idx, #idx
-    while k < total do k = k + 1; idx[k] = idx[(k - base - 1) % base + 1] end
-  end
-  local out = {}
-  for k = self.rank + 1, total, self.num_replicas do out[#out + 1] = idx[k] end
-  return array_iter(out)
-end
+M.DistributedSampler = require("torch.data.distributed_sampler").class(class(Sampler, "DistributedSampler"))
 
 return M
