@@ -30,30 +30,43 @@ M.SORT_KEYS = SORT_KEYS
 local OPTIONS = { sort_by = true, row_limit = true, max_src_column_width = true, max_name_column_width = true,
   max_shapes_column_width = true, header = true, top_level_events_only = true, time_unit = true }
 
+-- ("%.<n>f"):format(x) rounding an exact tie to even, as C's printf and Python do (LuaJIT's own
+-- formatter rounds ties away from zero: 1.125 -> "1.13" where PyTorch prints "1.12").
+local function fixed(x, n)
+  local scale = 10 ^ n
+  local scaled = math.abs(x) * scale
+  local low = math.floor(scaled)
+  if scaled - low == 0.5 and low % 2 == 0 then
+    return ("%." .. n .. "f"):format((x < 0 and -low or low) / scale)
+  end
+  return ("%." .. n .. "f"):format(x)
+end
+M.fixed = fixed
+
 local function format_time(us)
-  if us >= 1e6 then return ("%.3fs"):format(us / 1e6) end
-  if us >= 1e3 then return ("%.3fms"):format(us / 1e3) end
-  return ("%.3fus"):format(us)
+  if us >= 1e6 then return fixed(us / 1e6, 3) .. "s" end
+  if us >= 1e3 then return fixed(us / 1e3, 3) .. "ms" end
+  return fixed(us, 3) .. "us"
 end
 M.format_time = format_time
 
 local function time_unit_str(us, unit)
-  if unit == "s" then return ("%.3fs"):format(us / 1e6) end
-  if unit == "ms" then return ("%.3fms"):format(us / 1e3) end
-  if unit == "us" then return ("%.3fus"):format(us) end
+  if unit == "s" then return fixed(us / 1e6, 3) .. "s" end
+  if unit == "ms" then return fixed(us / 1e3, 3) .. "ms" end
+  if unit == "us" then return fixed(us, 3) .. "us" end
   return format_time(us)
 end
 
 local function format_share(us, total)
   if total == 0 then return "NaN" end
-  return ("%.2f%%"):format(us * 100 / total)
+  return fixed(us * 100 / total, 2) .. "%"
 end
 
 local function format_memory(n)
   local KB, MB, GB = 1024, 1024 * 1024, 1024 * 1024 * 1024
-  if math.abs(n) >= GB then return ("%.2f GB"):format(n / GB) end
-  if math.abs(n) >= MB then return ("%.2f MB"):format(n / MB) end
-  if math.abs(n) >= KB then return ("%.2f KB"):format(n / KB) end
+  if math.abs(n) >= GB then return fixed(n / GB, 2) .. " GB" end
+  if math.abs(n) >= MB then return fixed(n / MB, 2) .. " MB" end
+  if math.abs(n) >= KB then return fixed(n / KB, 2) .. " KB" end
   return ("%d B"):format(n)
 end
 
