@@ -127,3 +127,25 @@ describe("nn normalization layers", function()
     end)
   end)
 end)
+
+describe("BatchNorm eps", function()
+  it("is accepted by the constructor and refused by forward when <= 0, as PyTorch does", function()
+    local pytorch = require "spec.support.pytorch"
+    local ref = pytorch.run([[
+out = []
+for eps in (-1, 0):
+    m = torch.nn.BatchNorm1d(3, eps=eps)
+    try:
+        m(torch.randn(4, 3)); out.append('ok')
+    except ValueError as e:
+        out.append(str(e))
+print(json.dumps(out))]])
+    for i, eps in ipairs({ -1, 0 }) do
+      local m = nn.BatchNorm1d(3, { eps = eps })
+      assert.equals(eps, m.eps)
+      assert.matches(ref[i], err(m, torch.randn(4, 3)), 1, true)
+      assert.matches(ref[i], err(nn.functional.batch_norm, torch.randn(4, 3), torch.zeros(3), torch.ones(3),
+        { eps = eps, training = true }), 1, true)
+    end
+  end)
+end)

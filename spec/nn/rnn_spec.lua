@@ -225,9 +225,40 @@ describe("nn.LSTM / nn.GRU / nn.RNN misuse", function()
   end)
 
   it("rejects bad constructor options", function()
-    fails("GRU: proj_size is only supported for LSTM", nn.GRU, 3, 4, { proj_size = 2 })
-    fails("LSTM: proj_size must be in [0, hidden_size), got 4", nn.LSTM, 3, 4, { proj_size = 4 })
+    fails("GRU: proj_size argument is only supported for LSTM, not RNN or GRU", nn.GRU, 3, 4, { proj_size = 2 })
+    fails("LSTM: proj_size has to be smaller than hidden_size", nn.LSTM, 3, 4, { proj_size = 4 })
     fails("LSTM: dropout should be a number in range [0, 1]", nn.LSTM, 3, 4, { dropout = 1.5 })
     fails("RNN: unknown nonlinearity 'sigmoid'", nn.RNN, 3, 4, { nonlinearity = "sigmoid" })
+  end)
+
+  it("validates its constructor arguments as PyTorch does (same cases, same messages)", function()
+    local BAD = { { "hidden_size", 0 }, { "num_layers", 0 }, { "bias", "True" }, { "batch_first", 0 },
+      { "hidden_size", 2.5 }, { "num_layers", 1.5 }, { "input_size", 0 }, { "dropout", -0.1 }, { "proj_size", -1 },
+      { "bidirectional", 1 } }
+    local py = { "out = []" }
+    for _, c in ipairs(BAD) do
+      for _, cls in ipairs({ "RNN", "LSTM", "GRU" }) do
+        local v = type(c[2]) == "string" and ("'" .. c[2] .. "'") or tostring(c[2])
+        py[#py + 1] = ("kw = dict(input_size=3, hidden_size=4); kw[%q] = %s"):format(c[1], v)
+        py[#py + 1] = ("try:\n    m = torch.nn.%s(**kw); out.append(['ok', m.bidirectional])\n"
+          .. "except Exception as e:\n    out.append([type(e).__name__, str(e)])"):format(cls)
+      end
+    end
+    py[#py + 1] = "print(json.dumps(out))"
+    local ref = pytorch.run(table.concat(py, "\n"))
+    local k = 0
+    for _, c in ipairs(BAD) do
+      for _, cls in ipairs({ "RNN", "LSTM", "GRU" }) do
+        k = k + 1
+        local ok, m = pcall(nn[cls], { input_size = 3, hidden_size = 4, [c[1]] = c[2] })
+        if ref[k][1] == "ok" then
+          assert.is_true(ok, tostring(m))
+          assert.equals(ref[k][2] ~= false and ref[k][2] ~= 0, m.bidirectional)   -- Python's truth of the value
+        else
+          assert.is_false(ok, cls .. " " .. c[1] .. "=" .. tostring(c[2]) .. " should fail as in PyTorch")
+          assert.equals(cls .. ": " .. ref[k][2], tostring(m))
+        end
+      end
+    end
   end)
 end)

@@ -58,11 +58,9 @@ function M.class(DistributedSampler)
   function DistributedSampler:set_epoch(e) self.epoch = e end
 
   function DistributedSampler:iter()
-    local n, idx = self.dataset:len()
-    if self.shuffle then
-      idx = G.randperm(G.Generator():manual_seed(self.seed + self.epoch), n)
-    else
-      idx = {}
+    local n = self.dataset:len()
+    local idx = self.shuffle and G.randperm(G.Generator():manual_seed(self.seed + self.epoch), n) or {}
+    if not self.shuffle then
       for i = 1, n do idx[i] = i - 1 end
     end
     local total = self.total_size

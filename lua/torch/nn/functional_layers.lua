@@ -49,8 +49,10 @@ def("batch_norm", "input, running_mean, running_var, weight=None, bias=None, tra
   local x = A.tensor(sig, a, "input")
   local training = A.boolean(sig, a, "training")
   if training then verify_batch_size(who, x:size()) end
+  local eps = A.number(sig, a, "eps")
+  if not (eps > 0) then fail("batch_norm eps must be positive, but got %s", tostring(eps)) end
   return A.call(torch.batch_norm, x, a.weight, a.bias, a.running_mean, a.running_var, training,
-    A.number(sig, a, "momentum"), A.number(sig, a, "eps"), cudnn())
+    A.number(sig, a, "momentum"), eps, cudnn())
 end)
 
 def("instance_norm", "input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True, "

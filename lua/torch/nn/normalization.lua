@@ -164,6 +164,7 @@ function BatchNorm:forward(x)
     U.fail(("%s: expected more than 1 value per channel when training, got input of shape %s"):format(
       self:_label(), U.shape(x)))
   end
+  if not (self.eps > 0) then U.fail(("batch_norm eps must be positive, but got %s"):format(tostring(self.eps))) end
   -- Running stats are passed when they are updated (training and tracked) or used (eval).
   local use_buffers = not self.training or self.track_running_stats
   return U.guard(self:_label(), torch.batch_norm, x, self.weight, self.bias,

@@ -54,28 +54,62 @@ local gate_counts = { LSTM = 4, GRU = 3, RNN_TANH = 1, RNN_RELU = 1 }
 local RNNBase = Module:extend("RNNBase")
 M.RNNBase = RNNBase
 
+-- Python's type name of a Lua value, for PyTorch's "should be of type" messages.
+local function pytype(v)
+  if type(v) == "number" then return v % 1 == 0 and "int" or "float" end
+  if type(v) == "boolean" then return "bool" end
+  if type(v) == "string" then return "str" end
+  return type(v)
+end
+
+-- PyTorch's RNNBase.__init__ checks, in its order and with its messages.
+local function check_args(name, mode, input_size, hidden_size, num_layers, bias, batch_first, dropout, proj_size)
+  if type(dropout) ~= "number" or not (dropout >= 0 and dropout <= 1) then
+    error(name .. ": dropout should be a number in range [0, 1] representing the probability of an element being zeroed", 5)
+  end
+  if type(num_layers) ~= "number" then
+    error(("%s: num_layers should be of type int, got: %s"):format(name, pytype(num_layers)), 5)
+  end
+  if dropout > 0 and num_layers == 1 then
+    require("torch._warnings").warn(("dropout option adds dropout after all but last recurrent layer, so non-zero "
+      .. "dropout expects num_layers greater than 1, but got dropout=%s and num_layers=1"):format(U.pyfloat(dropout)), 5)
+  end
+  if type(bias) ~= "boolean" then error(("%s: bias should be of type bool, got: %s"):format(name, pytype(bias)), 5) end
+  if type(batch_first) ~= "boolean" then
+    error(("%s: batch_first should be of type bool, got: %s"):format(name, pytype(batch_first)), 5)
+  end
+  for _, a in ipairs({ { "input_size", input_size }, { "hidden_size", hidden_size } }) do
+    if pytype(a[2]) ~= "int" then error(("%s: %s should be of type int, got: %s"):format(name, a[1], pytype(a[2])), 5) end
+    if a[2] <= 0 then error(("%s: %s must be greater than zero"):format(name, a[1]), 5) end
+  end
+  if num_layers <= 0 then error(name .. ": num_layers must be greater than zero", 5) end
+  if num_layers % 1 ~= 0 then error(name .. ": 'float' object cannot be interpreted as an integer", 5) end
+  if proj_size ~= 0 and mode ~= "LSTM" then
+    error(name .. ": proj_size argument is only supported for LSTM, not RNN or GRU", 5)
+  end
+  if type(proj_size) ~= "number" or proj_size < 0 then
+    error(name .. ": proj_size should be a positive integer or zero to disable projections", 5)
+  end
+  if proj_size >= hidden_size then error(name .. ": proj_size has to be smaller than hidden_size", 5) end
+end
+
 function RNNBase:__init(mode, input_size, hidden_size, opts)
   local name = mode:match("^RNN") and "RNN" or mode
   opts = opts or {}
-  if type(input_size) ~= "number" or type(hidden_size) ~= "number" then
-    error(("%s: expected input_size and hidden_size as integers, got %s, %s"):format(name, type(input_size),
-      type(hidden_size)), 4)
-  end
-  local dropout = opts.dropout or 0
-  if type(dropout) ~= "number" or dropout < 0 or dropout > 1 then
-    error(name .. ": dropout should be a number in range [0, 1] representing the probability of an element being zeroed", 4)
-  end
-  local proj_size = opts.proj_size or 0
-  if proj_size ~= 0 and mode ~= "LSTM" then error(name .. ": proj_size is only supported for LSTM, not RNN or GRU", 4) end
-  if proj_size < 0 or (proj_size > 0 and proj_size >= hidden_size) then
-    error(("%s: proj_size must be in [0, hidden_size), got %s"):format(name, tostring(proj_size)), 4)
-  end
+  local dropout, proj_size, num_layers = opts.dropout or 0, opts.proj_size or 0, opts.num_layers or 1
+  local bias, batch_first = opts.bias, opts.batch_first
+  if bias == nil then bias = true end
+  if batch_first == nil then batch_first = false end
+  check_args(name, mode, input_size, hidden_size, num_layers, bias, batch_first, dropout, proj_size)
+  -- bidirectional is only tested for truth in PyTorch (bidirectional=1 is true, 0 false)
+  local bidirectional = opts.bidirectional
+  if type(bidirectional) == "number" then bidirectional = bidirectional ~= 0 end
   self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
-  self.num_layers = opts.num_layers or 1
-  self.bias = opts.bias ~= false
-  self.batch_first = opts.batch_first == true
+  self.num_layers = num_layers
+  self.bias = bias
+  self.batch_first = batch_first
   self.dropout = dropout
-  self.bidirectional = opts.bidirectional == true
+  self.bidirectional = bidirectional == true
   self.proj_size = proj_size
 
   local f = { dtype = opts.dtype, device = opts.device }

@@ -278,8 +278,31 @@ local function load_safetensors(path, f, size, map_location)
 end
 
 ---------------------------------------------------------------- entry points
+--[[ torch.load's keywords (PyTorch 2.11: map_location, pickle_module, weights_only, mmap, and
+     pickle's encoding / fix_imports / errors). The loader only ever rebuilds tensors and plain
+     data (weights_only = true's meaning, whatever is passed); mmap and pickle's arguments do not
+     change the values loaded. Any other keyword is PyTorch's TypeError. ]]
+local LOAD_KEYWORDS = { map_location = true, pickle_module = true, weights_only = true, mmap = true,
+  encoding = true, fix_imports = true, errors = true }
+
+--[[ torch.serialization.add_safe_globals / safe_globals allow-list Python classes for
+     weights_only loads; a Lua script has no Python class to name, so both are errors that say
+     what to do. get_safe_globals() lists none (nothing can be added). ]]
+local SAFE_GLOBALS_MSG = "%s: allow-listing Python classes has no Lua form (ltorch's loader rebuilds tensors and plain "
+  .. "containers only); save plain data in Python instead, e.g. torch.save(model.state_dict(), path)"
+function M.add_safe_globals() error(SAFE_GLOBALS_MSG:format("add_safe_globals"), 2) end
+function M.safe_globals() error(SAFE_GLOBALS_MSG:format("safe_globals"), 2) end
+function M.get_safe_globals() return {} end
+function M.clear_safe_globals() end
+
 function M.save(value, path)
   if type(path) ~= "string" then error("bad argument #2 to 'save' (string expected, got " .. type(path) .. ")", 2) end
+  if type(value) == "table" and getmetatable(value) ~= nil and type(value.state_dict) == "function" then
+    -- PyTorch pickles a whole nn.Module / Optimizer with its Python class: not a thing Lua can write
+    local name = rawget(value, "_class") and value._class.__name or tostring(getmetatable(value).__name or "object")
+    error(("save: cannot save a whole %s (PyTorch would pickle its Python class); save its state instead: "
+      .. "torch.save(x:state_dict(), path), then x:load_state_dict(torch.load(path))"):format(name), 2)
+  end
   local ok, err = pcall(is_safetensors(path) and save_safetensors or save_pt, value, path)
   if not ok then error((tostring(err):match("^save:") and "" or "save: ") .. tostring(err), 2) end
 end
@@ -287,6 +310,12 @@ end
 function M.load(path, opts)
   if type(path) ~= "string" then error("bad argument #1 to 'load' (string expected, got " .. type(path) .. ")", 2) end
   if opts ~= nil and type(opts) ~= "table" then error("bad argument #2 to 'load' (table expected, got " .. type(opts) .. ")", 2) end
+  for k, v in pairs(opts or {}) do
+    if not LOAD_KEYWORDS[k] then error(("load() got an unexpected keyword argument '%s'"):format(tostring(k)), 2) end
+    if k == "pickle_module" and v ~= nil then
+      error("load: pickle_module is Python's; ltorch's loader is its own (leave pickle_module out)", 2)
+    end
+  end
   local map_location = opts and opts.map_location
   if map_location ~= nil then map_location = torch.device(map_location) end
   local ok, f, size = pcall(file_size, path)
