@@ -55,8 +55,10 @@ typedef struct lt_options {
 
 /* Live tensor memory, counted by the CPU allocator that ltorch installs. Lua reads these fields
  * directly (no call) to decide when to step its collector. GPU memory is not the CPU
- * allocator's: device_bytes_made counts the bytes of every non-CPU tensor handed to Lua (a
- * running total, never decreased), so that garbage GPU tensors also make the collector run. */
+ * allocator's: device_bytes_made estimates the device memory made (a running total, never
+ * decreased: each fresh storage of a non-CPU result once, views and shared tensors not), and
+ * when it has grown enough Lua asks the device allocators what they really hold
+ * (lt_device_memory_poll; lua/torch/_memory.lua has the rule). */
 typedef struct lt_memory_stats {
   int64_t live_bytes;
   int64_t peak_bytes;
@@ -87,6 +89,13 @@ int lt_last_error_kind(void);
 const char *lt_version(void);        /* libtorch's version, e.g. "1.13.1" */
 const char *lt_cdef_source(void);    /* this header's LT_CDEF region, for ffi.cdef */
 lt_memory_stats *lt_memory(void);
+/* Allocated bytes held by the device allocators of the non-CPU results so far (-1: one keeps no
+ * statistics); starts a new counting window of device_bytes_made. */
+int64_t lt_device_memory_poll(void);
+/* Empties the caches of those device allocators (after a full collection, on out of memory). */
+void lt_device_empty_cache(void);
+/* device_bytes_made's counting rule applied to any tensor (spec): the bytes it would add now. */
+int64_t lt_debug_count_result(const lt_tensor *t);
 /* Freed tensor blocks of 128 KiB and more are kept mapped for reuse (bindings/lt_large_blocks.cpp):
  * the bytes so kept, and a call that unmaps them all (returns the bytes given back). */
 int64_t lt_large_blocks_cached(void);
@@ -232,6 +241,10 @@ void lt_cuda_graph_free(void *graph);
    6 enable_debug_mode; mode 0 global, 1 thread_local, 2 relaxed. */
 int lt_cuda_graph_op(void *graph, int op, uint64_t pool0, uint64_t pool1, int mode, uint64_t *out);
 int lt_cuda_graph_pool_handle(uint64_t *out);
+int lt_cuda_can_device_access_peer(int index, int peer, int *out);
+int lt_cuda_memory_fraction(int index, int set, double fraction, double *out);
+int lt_cuda_sync_debug_mode(int mode, int *out);   /* mode -1: read only */
+int lt_cuda_reset_accumulated_memory_stats(int index);
 int lt_has_backend(int device_type, int *out);
 int lt_dtype_is_floating(int dtype, int *out);
 int lt_dtype_item_size(int dtype, int *out);

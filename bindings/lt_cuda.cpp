@@ -182,6 +182,16 @@ int lt_cuda_reset_peak_memory_stats(int index) {
   LT_CATCH
 }
 
+/* Without CUDA this raises, as PyTorch's does ("invalid argument to reset_accumulated_memory_stats"). */
+int lt_cuda_reset_accumulated_memory_stats(int index) {
+  LT_TRY
+  if (!at::hasCUDA())
+    throw lt::ValueError("cuda.reset_accumulated_memory_stats: invalid argument to reset_accumulated_memory_stats (" +
+                         no_cuda_reason() + ")");
+  if (auto *a = cuda_allocator()) a->resetAccumulatedStats(cuda_index(index, "cuda.reset_accumulated_memory_stats"));
+  LT_CATCH
+}
+
 /* Returns the allocator's cached, unused blocks to the driver (torch.cuda.empty_cache). */
 int lt_cuda_empty_cache(void) {
   LT_TRY

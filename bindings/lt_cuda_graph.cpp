@@ -2,7 +2,8 @@
  * lt_cuda_graph.cpp — what torch.cuda needs the CUDA toolkit's headers for: CUDA graphs
  * (at::cuda::CUDAGraph: torch.cuda.CUDAGraph, graph_pool_handle, is_current_stream_capturing),
  * a device's properties (cudaDeviceProp: torch.cuda.get_device_properties / get_device_name /
- * get_device_capability) and its free and total memory (cudaMemGetInfo: torch.cuda.mem_get_info).
+ * get_device_capability) and its free and total memory (cudaMemGetInfo: torch.cuda.mem_get_info),
+ * peer access, the allocator's per-process memory fraction and the sync debug mode.
  *
  * Compiled with LTORCH_WITH_CUDA_GRAPHS where CMakeLists.txt finds a CUDA libtorch and the CUDA
  * toolkit (as it does for NCCL); without them every function here exists and raises, naming
@@ -24,6 +25,8 @@
 #ifdef LTORCH_WITH_CUDA_GRAPHS
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGraphsC10Utils.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -217,6 +220,55 @@ int lt_cuda_graph_op(void *graph, int op, uint64_t pool0, uint64_t pool1, int mo
   (void)mode;
   (void)out;
   no_toolkit("cuda.CUDAGraph");
+#endif
+  LT_CATCH
+}
+
+int lt_cuda_can_device_access_peer(int index, int peer, int *out) {
+  LT_TRY
+#ifdef LTORCH_WITH_CUDA_GRAPHS
+  c10::DeviceIndex d = device_of(index, "cuda.can_device_access_peer");
+  c10::DeviceIndex p = device_of(peer, "cuda.can_device_access_peer");
+  named("cuda.can_device_access_peer", [&] { *out = at::cuda::canDeviceAccessPeer(d, p) ? 1 : 0; });
+#else
+  (void)index;
+  (void)peer;
+  (void)out;
+  no_toolkit("cuda.can_device_access_peer");
+#endif
+  LT_CATCH
+}
+
+/* set: 1 sets the fraction of the device's memory the caching allocator may use, 0 reads it. */
+int lt_cuda_memory_fraction(int index, int set, double fraction, double *out) {
+  LT_TRY
+#ifdef LTORCH_WITH_CUDA_GRAPHS
+  const char *what = set ? "cuda.set_per_process_memory_fraction" : "cuda.get_per_process_memory_fraction";
+  c10::DeviceIndex d = device_of(index, what);
+  named(what, [&] {
+    if (set) c10::cuda::CUDACachingAllocator::setMemoryFraction(fraction, d);
+    else *out = c10::cuda::CUDACachingAllocator::getMemoryFraction(d);
+  });
+#else
+  (void)index;
+  (void)fraction;
+  (void)out;
+  no_toolkit(set ? "cuda.set_per_process_memory_fraction" : "cuda.get_per_process_memory_fraction");
+#endif
+  LT_CATCH
+}
+
+/* mode >= 0 sets (0 default, 1 warn, 2 error); out: the mode after the call. */
+int lt_cuda_sync_debug_mode(int mode, int *out) {
+  LT_TRY
+#ifdef LTORCH_WITH_CUDA_GRAPHS
+  init_cuda(mode >= 0 ? "cuda.set_sync_debug_mode" : "cuda.get_sync_debug_mode");
+  if (mode > 2) throw lt::ValueError("cuda.set_sync_debug_mode: invalid mode " + std::to_string(mode));
+  if (mode >= 0) c10::cuda::warning_state().set_sync_debug_mode(static_cast<c10::cuda::SyncDebugMode>(mode));
+  *out = static_cast<int>(c10::cuda::warning_state().get_sync_debug_mode());
+#else
+  (void)out;
+  no_toolkit(mode >= 0 ? "cuda.set_sync_debug_mode" : "cuda.get_sync_debug_mode");
 #endif
   LT_CATCH
 }

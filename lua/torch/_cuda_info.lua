@@ -12,6 +12,10 @@
       torch.cuda.device_of(tensor, function() ... end)  -- ... on the tensor's GPU (a CPU tensor: as is)
       print(torch.cuda.memory_summary())
       torch.cuda.amp.autocast(fn, opts), torch.cuda.amp.GradScaler(opts)   -- deprecated aliases
+      torch.cuda.can_device_access_peer(0, 1), torch.cuda.set_per_process_memory_fraction(0.5[, d]),
+      torch.cuda.get_per_process_memory_fraction([d]), torch.cuda.set_sync_debug_mode("warn"),
+      torch.cuda.get_sync_debug_mode(), torch.cuda.reset_accumulated_memory_stats([d]),
+      torch.cuda.memory_stats_as_nested_dict([d])   -- memory_stats' keys split at the dots
 
   Python returns tuples; here get_device_capability and mem_get_info return two values. Without a
   GPU each behaves as PyTorch's does: the properties, mem_get_info and init raise libtorch's error
@@ -34,6 +38,8 @@ local C = _C.C
 local M = {}
 
 local props_out = ffi.new("lt_cuda_props")
+local int_out, dbl_out = ffi.new("int[1]"), ffi.new("double[1]")
+local SYNC_MODES = { default = 0, warn = 1, error = 2 }
 local free_out, total_out = ffi.new("int64_t[1]"), ffi.new("int64_t[1]")
 
 local function check(status, level)
@@ -184,6 +190,51 @@ function M.install(torch)
     local a = W.bind(SUMMARY, 2, ...)
     local s = memory_summary(cuda, a.device, 2)
     return s
+  end
+  cuda.can_device_access_peer = function(device, peer)
+    check(C.lt_cuda_can_device_access_peer(cuda_index(device, "cuda.can_device_access_peer", 2),
+      cuda_index(peer, "cuda.can_device_access_peer", 2), int_out), 2)
+    return int_out[0] ~= 0
+  end
+  cuda.set_per_process_memory_fraction = function(fraction, device)
+    if type(fraction) ~= "number" or fraction < 0 or fraction > 1 then
+      error(("cuda.set_per_process_memory_fraction: invalid fraction value %s (allowed range: 0~1)"):format(
+        tostring(fraction)), 2)
+    end
+    check(C.lt_cuda_memory_fraction(cuda_index(device, "cuda.set_per_process_memory_fraction", 2), 1, fraction,
+      dbl_out), 2)
+  end
+  cuda.get_per_process_memory_fraction = function(device)
+    check(C.lt_cuda_memory_fraction(cuda_index(device, "cuda.get_per_process_memory_fraction", 2), 0, 0, dbl_out), 2)
+    return dbl_out[0]
+  end
+  cuda.set_sync_debug_mode = function(mode)
+    local m = type(mode) == "string" and SYNC_MODES[mode] or mode
+    if m ~= 0 and m ~= 1 and m ~= 2 then
+      error("cuda.set_sync_debug_mode: invalid value of debug_mode, expected one of `default`, `warn`, `error` " ..
+        "or 0, 1, 2, got " .. tostring(mode), 2)
+    end
+    check(C.lt_cuda_sync_debug_mode(m, int_out), 2)
+  end
+  cuda.get_sync_debug_mode = function()
+    check(C.lt_cuda_sync_debug_mode(-1, int_out), 2)
+    return int_out[0]
+  end
+  cuda.reset_accumulated_memory_stats = function(device)
+    check(C.lt_cuda_reset_accumulated_memory_stats(cuda_index(device, "cuda.reset_accumulated_memory_stats", 2)), 2)
+  end
+  cuda.memory_stats_as_nested_dict = function(device)
+    local out = {}
+    for key, v in pairs(cuda.memory_stats(device)) do
+      local t, parts = out, {}
+      for part in key:gmatch("[^.]+") do parts[#parts + 1] = part end
+      for i = 1, #parts - 1 do
+        t[parts[i]] = t[parts[i]] or {}
+        t = t[parts[i]]
+      end
+      t[parts[#parts]] = v
+    end
+    return out
   end
   -- PyTorch's renamed memory queries: they warn and answer as the new names do
   for old, new in pairs { memory_cached = "memory_reserved", max_memory_cached = "max_memory_reserved",

@@ -216,6 +216,13 @@ print(json.dumps({
   "mem": attempt(lambda: list(c.mem_get_info())),
   "init": attempt(lambda: c.init()),
   "current_stream": attempt(lambda: str(c.current_stream())),
+  "peer": attempt(lambda: c.can_device_access_peer(0, 1)),
+  "fraction_get": attempt(lambda: c.get_per_process_memory_fraction()),
+  "fraction_set": attempt(lambda: c.set_per_process_memory_fraction(0.5)),
+  "sync_get": attempt(lambda: c.get_sync_debug_mode()),
+  "sync_set": attempt(lambda: c.set_sync_debug_mode("warn")),
+  "reset_accumulated": attempt(lambda: c.reset_accumulated_memory_stats()),
+  "nested": c.memory_stats_as_nested_dict(),
   "bf16": c.is_bf16_supported(), "bf16_strict": c.is_bf16_supported(False), "tf32": c.is_tf32_supported(),
   "initialized": c.is_initialized(),
   "graph": attempt(lambda: str(c.CUDAGraph())),
@@ -239,6 +246,12 @@ print(json.dumps({
       mem = function() torch.cuda.mem_get_info() end,
       init = function() torch.cuda.init() end,
       current_stream = function() torch.cuda.current_stream() end,
+      peer = function() torch.cuda.can_device_access_peer(0, 1) end,
+      fraction_get = function() torch.cuda.get_per_process_memory_fraction() end,
+      fraction_set = function() torch.cuda.set_per_process_memory_fraction(0.5) end,
+      sync_get = function() torch.cuda.get_sync_debug_mode() end,
+      sync_set = function() torch.cuda.set_sync_debug_mode("warn") end,
+      reset_accumulated = function() torch.cuda.reset_accumulated_memory_stats() end,
     } do
       assert.is_not_nil(ref[key].error, key .. ": PyTorch raised")
       local err = msg(f)
@@ -280,6 +293,8 @@ print(json.dumps({
   it("raises for memory_summary, as PyTorch's does before CUDA has allocated", function()
     assert.is_not_nil(ref.summary.error)
     assert.error_matches(function() torch.cuda.memory_summary() end, "allocated_bytes.all.current", 1, true)
+    assert.are.same({}, ref.nested)
+    assert.are.same({}, torch.cuda.memory_stats_as_nested_dict())
   end)
 
   it("checks the arguments of the stream, device and graph functions", function()
