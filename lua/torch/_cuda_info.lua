@@ -141,6 +141,73 @@ end
 local IS_BF16 = P.signature("is_bf16_supported", "including_emulation=True")
 local SUMMARY = P.signature("memory_summary", "device=None, abbreviated=False")
 
+-- Peer access, the allocator's memory fraction, the sync debug mode and nested memory stats.
+local function install_controls(cuda)
+  cuda.can_device_access_peer = function(device, peer)
+    check(C.lt_cuda_can_device_access_peer(cuda_index(device, "cuda.can_device_access_peer", 2),
+      cuda_index(peer, "cuda.can_device_access_peer", 2), int_out), 2)
+    return int_out[0] ~= 0
+  end
+  cuda.set_per_process_memory_fraction = function(fraction, device)
+    if type(fraction) ~= "number" or fraction < 0 or fraction > 1 then
+      error(("cuda.set_per_process_memory_fraction: invalid fraction value %s (allowed range: 0~1)"):format(
+        tostring(fraction)), 2)
+    end
+    check(C.lt_cuda_memory_fraction(cuda_index(device, "cuda.set_per_process_memory_fraction", 2), 1, fraction,
+      dbl_out), 2)
+  end
+  cuda.get_per_process_memory_fraction = function(device)
+    check(C.lt_cuda_memory_fraction(cuda_index(device, "cuda.get_per_process_memory_fraction", 2), 0, 0, dbl_out), 2)
+    return dbl_out[0]
+  end
+  cuda.set_sync_debug_mode = function(mode)
+    local m = type(mode) == "string" and SYNC_MODES[mode] or mode
+    if m ~= 0 and m ~= 1 and m ~= 2 then
+      error("cuda.set_sync_debug_mode: invalid value of debug_mode, expected one of `default`, `warn`, `error` " ..
+        "or 0, 1, 2, got " .. tostring(mode), 2)
+    end
+    check(C.lt_cuda_sync_debug_mode(m, int_out), 2)
+  end
+  cuda.get_sync_debug_mode = function()
+    check(C.lt_cuda_sync_debug_mode(-1, int_out), 2)
+    return int_out[0]
+  end
+  cuda.reset_accumulated_memory_stats = function(device)
+    check(C.lt_cuda_reset_accumulated_memory_stats(cuda_index(device, "cuda.reset_accumulated_memory_stats", 2)), 2)
+  end
+  cuda.memory_stats_as_nested_dict = function(device)
+    local out = {}
+    for key, v in pairs(cuda.memory_stats(device)) do
+      local t, parts = out, {}
+      for part in key:gmatch("[^.]+") do parts[#parts + 1] = part end
+      for i = 1, #parts - 1 do
+        t[parts[i]] = t[parts[i]] or {}
+        t = t[parts[i]]
+      end
+      t[parts[#parts]] = v
+    end
+    return out
+  end
+end
+
+local function install_amp(torch)
+  local cuda = torch.cuda
+  -- torch.cuda.amp: PyTorch's deprecated aliases of torch.amp with device "cuda"
+  cuda.amp = {
+    amp_definitely_not_available = function() return not cuda.is_available() end,
+    autocast = function(fn, opts)
+      warnings.warn("`torch.cuda.amp.autocast(args...)` is deprecated. Please use `torch.amp.autocast('cuda', args...)` " ..
+        "instead.", 2, "FutureWarning")
+      return torch.amp.autocast("cuda", fn, opts)
+    end,
+    GradScaler = function(opts)
+      warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use `torch.amp.GradScaler('cuda', " ..
+        "args...)` instead.", 2, "FutureWarning")
+      return torch.amp.GradScaler("cuda", opts)
+    end,
+  }
+end
+
 function M.install(torch)
   local cuda = torch.cuda
   -- (results held in locals: a tail call would drop the frame that error levels count)
@@ -191,51 +258,7 @@ function M.install(torch)
     local s = memory_summary(cuda, a.device, 2)
     return s
   end
-  cuda.can_device_access_peer = function(device, peer)
-    check(C.lt_cuda_can_device_access_peer(cuda_index(device, "cuda.can_device_access_peer", 2),
-      cuda_index(peer, "cuda.can_device_access_peer", 2), int_out), 2)
-    return int_out[0] ~= 0
-  end
-  cuda.set_per_process_memory_fraction = function(fraction, device)
-    if type(fraction) ~= "number" or fraction < 0 or fraction > 1 then
-      error(("cuda.set_per_process_memory_fraction: invalid fraction value %s (allowed range: 0~1)"):format(
-        tostring(fraction)), 2)
-    end
-    check(C.lt_cuda_memory_fraction(cuda_index(device, "cuda.set_per_process_memory_fraction", 2), 1, fraction,
-      dbl_out), 2)
-  end
-  cuda.get_per_process_memory_fraction = function(device)
-    check(C.lt_cuda_memory_fraction(cuda_index(device, "cuda.get_per_process_memory_fraction", 2), 0, 0, dbl_out), 2)
-    return dbl_out[0]
-  end
-  cuda.set_sync_debug_mode = function(mode)
-    local m = type(mode) == "string" and SYNC_MODES[mode] or mode
-    if m ~= 0 and m ~= 1 and m ~= 2 then
-      error("cuda.set_sync_debug_mode: invalid value of debug_mode, expected one of `default`, `warn`, `error` " ..
-        "or 0, 1, 2, got " .. tostring(mode), 2)
-    end
-    check(C.lt_cuda_sync_debug_mode(m, int_out), 2)
-  end
-  cuda.get_sync_debug_mode = function()
-    check(C.lt_cuda_sync_debug_mode(-1, int_out), 2)
-    return int_out[0]
-  end
-  cuda.reset_accumulated_memory_stats = function(device)
-    check(C.lt_cuda_reset_accumulated_memory_stats(cuda_index(device, "cuda.reset_accumulated_memory_stats", 2)), 2)
-  end
-  cuda.memory_stats_as_nested_dict = function(device)
-    local out = {}
-    for key, v in pairs(cuda.memory_stats(device)) do
-      local t, parts = out, {}
-      for part in key:gmatch("[^.]+") do parts[#parts + 1] = part end
-      for i = 1, #parts - 1 do
-        t[parts[i]] = t[parts[i]] or {}
-        t = t[parts[i]]
-      end
-      t[parts[#parts]] = v
-    end
-    return out
-  end
+  install_controls(cuda)
   -- PyTorch's renamed memory queries: they warn and answer as the new names do
   for old, new in pairs { memory_cached = "memory_reserved", max_memory_cached = "max_memory_reserved",
     reset_max_memory_allocated = "reset_peak_memory_stats", reset_max_memory_cached = "reset_peak_memory_stats" } do
@@ -244,20 +267,7 @@ function M.install(torch)
       return cuda[new](device)
     end
   end
-  -- torch.cuda.amp: PyTorch's deprecated aliases of torch.amp with device "cuda"
-  cuda.amp = {
-    amp_definitely_not_available = function() return not cuda.is_available() end,
-    autocast = function(fn, opts)
-      warnings.warn("`torch.cuda.amp.autocast(args...)` is deprecated. Please use `torch.amp.autocast('cuda', args...)` " ..
-        "instead.", 2, "FutureWarning")
-      return torch.amp.autocast("cuda", fn, opts)
-    end,
-    GradScaler = function(opts)
-      warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use `torch.amp.GradScaler('cuda', " ..
-        "args...)` instead.", 2, "FutureWarning")
-      return torch.amp.GradScaler("cuda", opts)
-    end,
-  }
+  install_amp(torch)
 end
 
 return M
