@@ -11,11 +11,18 @@
  * 128 KiB and more from lt_large_blocks.cpp (mapped apart from the malloc heap, cached for
  * reuse), the rest from libtorch's allocator. The counters are plain int64 fields that Lua
  * reads through the FFI without a call; the allocator never calls into Lua.
+ *
+ * Device memory is not this allocator's: non-CPU results feed an estimate (device_bytes_made,
+ * each fresh storage once), and lt_device_memory_poll() / lt_device_empty_cache() read and empty
+ * libtorch's device allocators (c10::DeviceAllocator, any device type) for torch._memory's
+ * collection trigger and its recovery from out-of-memory errors.
  */
 #include "lt_internal.hpp"
 
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
+#include <c10/core/CachingDeviceAllocator.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/core/impl/alloc_cpu.h>
 #include <torch/csrc/api/include/torch/version.h>
 
@@ -26,6 +33,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <unordered_set>
 #include <vector>
 
 namespace {
@@ -204,10 +212,64 @@ bool block_caches_enabled() {
   return enabled;
 }
 
+}  // namespace lt
+
+namespace {
+
+/* The estimate of device memory made (lt_memory()->device_bytes_made; _memory.lua's header has
+ * the whole rule): a non-CPU result adds its storage's bytes only when its TensorImpl is not
+ * shared (a .grad read, a re-wrapped tensor or an input returned as is adds nothing) and its
+ * storage has not been counted since the last poll (a view of a storage counted in this window
+ * adds nothing; an output autograd also saves is counted once, whatever the number of TensorImpls
+ * on its storage). Storages are told apart by their data pointer: one freed and reused within a
+ * window is memory that did not grow. The set is cleared by lt_device_memory_poll(). */
+std::mutex &window_mutex() {
+  static auto *m = new std::mutex();
+  return *m;
+}
+std::unordered_set<const void *> &window_storages() {
+  static auto *s = new std::unordered_set<const void *>();
+  return *s;
+}
+uint64_t g_device_types_seen = 0;  // bit k: a result of c10::DeviceType k was counted
+
+/* The bytes the rule above counts for t, recorded in the window (any device; CPU for the spec). */
+int64_t count_result(const at::Tensor &t) {
+  if (t.is_meta()) return 0;  // no memory behind it
+  if (t.use_count() > 1) return 0;
+  const c10::TensorImpl *impl = t.unsafeGetTensorImpl();
+  if (!impl->has_storage()) return 0;
+  const c10::Storage &storage = impl->storage();
+  const void *data = storage.data();
+  int64_t bytes = static_cast<int64_t>(storage.nbytes());
+  if (data == nullptr || bytes == 0) return 0;
+  std::lock_guard<std::mutex> lock(window_mutex());
+  auto &seen = window_storages();
+  if (seen.size() >= 65536) seen.clear();  // a window of tiny results: forget, over-count a little
+  return seen.insert(data).second ? bytes : 0;
+}
+
+/* libtorch's stats-keeping allocator for a device type, or nullptr (none, not initialised, or a
+ * backend whose allocator keeps no statistics). */
+c10::DeviceAllocator *device_allocator(c10::DeviceType type) {
+  try {
+    auto *a = dynamic_cast<c10::DeviceAllocator *>(c10::GetAllocator(type));
+    return a != nullptr && a->initialized() ? a : nullptr;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+namespace lt {
+
 void note_device_result(const at::Tensor &t) noexcept {
-  if (t.is_meta()) return;   // no memory behind it
-  try {  // numel() throws for some layouts (nested tensors); such a result is simply not counted
-    int64_t bytes = t.numel() * static_cast<int64_t>(t.element_size());
+  try {  // some layouts (nested, sparse) have no plain storage: such a result is simply not counted
+    int64_t bytes = count_result(t);
+    if (bytes == 0) return;
+    __atomic_fetch_or(&g_device_types_seen, uint64_t{1} << (static_cast<int>(t.device().type()) & 63),
+                      __ATOMIC_RELAXED);
     __atomic_add_fetch(&g_memory.device_bytes_made, bytes, __ATOMIC_RELAXED);
   } catch (...) {
   }
@@ -246,6 +308,57 @@ int lt_heap_trim(void) {
 void lt_debug_alloc_limit(int64_t max_live_bytes, int64_t fail_after_allocs) {
   __atomic_store_n(&g_alloc_limit_bytes, max_live_bytes, __ATOMIC_RELAXED);
   __atomic_store_n(&g_alloc_fail_after, fail_after_allocs, __ATOMIC_RELAXED);
+}
+
+/* Device memory as libtorch's allocators hold it: the allocated bytes (current) summed over every
+ * device of every device type a counted result came from, read from c10::DeviceAllocator's
+ * statistics; -1 when one of those types has no allocator keeping statistics (the caller then
+ * goes by the estimate). Also starts a new counting window (see count_result). */
+int64_t lt_device_memory_poll(void) {
+  {
+    std::lock_guard<std::mutex> lock(window_mutex());
+    window_storages().clear();
+  }
+  uint64_t types = __atomic_load_n(&g_device_types_seen, __ATOMIC_RELAXED);
+  int64_t total = 0;
+  try {
+    for (int k = 0; k < 64; k++) {
+      if ((types & (uint64_t{1} << k)) == 0) continue;
+      auto type = static_cast<c10::DeviceType>(k);
+      c10::DeviceAllocator *a = device_allocator(type);
+      if (a == nullptr) return -1;
+      constexpr auto all = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+      c10::DeviceIndex n = c10::impl::getDeviceGuardImpl(type)->deviceCount();
+      for (c10::DeviceIndex i = 0; i < n; i++) total += a->getDeviceStats(i).allocated_bytes[all].current;
+    }
+  } catch (...) {
+    return -1;
+  }
+  return total;
+}
+
+/* Returns the cached, unused blocks of every device allocator a counted result came from to its
+ * driver (torch.cuda.empty_cache for each such device type); the recovery after an
+ * out-of-memory error (torch._memory) calls it after a full collection. */
+void lt_device_empty_cache(void) {
+  uint64_t types = __atomic_load_n(&g_device_types_seen, __ATOMIC_RELAXED);
+  for (int k = 0; k < 64; k++) {
+    if ((types & (uint64_t{1} << k)) == 0) continue;
+    try {
+      if (auto *a = device_allocator(static_cast<c10::DeviceType>(k))) a->emptyCache();
+    } catch (...) {
+    }
+  }
+}
+
+/* The counting rule of lt_device_memory_poll's estimate applied to any tensor, CPU included, for
+ * the spec: the bytes it would add to device_bytes_made now (recorded in the current window). */
+int64_t lt_debug_count_result(const lt_tensor *t) {
+  try {
+    return count_result(lt::get(t));
+  } catch (...) {
+    return -1;
+  }
 }
 
 int lt_drain_released_blobs(int64_t lo, int64_t hi, int64_t *ids, int capacity, int *count) {

@@ -52,7 +52,8 @@ std::string build_name();
 /* Registers the shape-only kernels PyTorch gives the meta device from Python (lt_meta_kernels.cpp). */
 void install_meta_kernels();
 
-/* Adds a non-CPU result's bytes to lt_memory()->device_bytes_made (lt_allocator.cpp). */
+/* Adds a non-CPU result's fresh storage to lt_memory()->device_bytes_made, once; a shared
+   TensorImpl or a storage already counted in this window adds nothing (lt_allocator.cpp). */
 void note_device_result(const at::Tensor &t) noexcept;
 
 inline lt_tensor *wrap(at::Tensor t) {

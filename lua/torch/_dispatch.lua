@@ -31,7 +31,7 @@ local gen = require "torch._gen.ops"
 
 local C, Ref, state = _C.C, _C.Ref, _C.state
 local istype = ffi.istype
-local wrap = memory.wrap
+local wrap, reclaim, LT_ERR_MEMORY = memory.wrap, memory.reclaim, memory.LT_ERR_MEMORY
 local pack, unpack_results, V = lt_values.pack, lt_values.unpack_results, lt_values.V
 local TensorHandle = lt_values.TensorHandle
 
@@ -290,7 +290,13 @@ local function call(display, list, self_obj, ...)
       local keep, bound = {}, {}
       local n, reason, is_repeat = bind(entry, self_obj, positional, npos, kwargs, keep, bound, av)
       if n then
-        if C.lt_op_call(entry.op, av, n, rv, MAX_RESULTS, nr) ~= 0 then
+        local status = C.lt_op_call(entry.op, av, n, rv, MAX_RESULTS, nr)
+        -- out of memory: collect the garbage tensors, empty the caches, retry once (torch._memory);
+        -- not an op that writes its arguments (in-place, out=), which may have written some
+        if status == LT_ERR_MEMORY and not entry.aliased_returns and reclaim(status) then
+          status = C.lt_op_call(entry.op, av, n, rv, MAX_RESULTS, nr)
+        end
+        if status ~= 0 then
           in_call = outer
           error(display .. ": " .. _C.last_error(), user_level())
         end

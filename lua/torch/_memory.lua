@@ -22,9 +22,35 @@
       1024 handles or whenever tensor memory grew by 64 MiB, tells the collector what it cannot
       see with collectgarbage("step", kb): the bytes allocated since the last step plus ~512
       bytes of C++ bookkeeping per handle. A loop that drops its temporaries keeps a flat RSS.
-      GPU tensors are not the CPU allocator's: the bindings add up the bytes of every non-CPU
-      result (device_bytes_made), and 64 MiB of those since the last step trigger one too, so
-      a GPU loop's garbage is collected before it fills the device (PyTorch frees it at once).
+    * device memory (any non-CPU device) is not the CPU allocator's, and a handle's size says
+      little about it (a view, a `p.grad` read or a re-wrapped tensor owns no new memory). The
+      rule: (1) an estimate, kept by the bindings without a call from Lua
+      (mem.device_bytes_made, lt_allocator.cpp note_device_result), adds a non-CPU result's
+      storage bytes only when its TensorImpl is not shared (a .grad read, a re-wrap or an input
+      returned as is adds nothing) and its storage was not already counted in the current
+      window (a view of it adds nothing; an output that autograd also saves, a second
+      TensorImpl on the same storage, is counted once). The estimate may over-count (a view of
+      a storage counted in an earlier window) but never misses a fresh allocation. (2) When it
+      has grown 64 MiB, or at the 1024-handle step, Lua polls what libtorch's device allocators
+      really hold (lt_device_memory_poll: c10::DeviceAllocator's allocated bytes, summed over
+      the devices results came from; this also starts a new window) and steps the collector by
+      the allocated bytes' growth since the last step: an estimate that crossed its threshold
+      through views alone costs one poll, not a collection. A device whose allocator keeps no
+      statistics is stepped by the estimate. CPU results never reach this code: the bindings'
+      wrap tests is_cpu() before anything, and Lua's wrap reads two struct fields (no call).
+    * out of memory on any device (status LT_ERR_MEMORY: c10::OutOfMemoryError from CUDA's
+      caching allocator or from ltorch's CPU allocator, including its fault injection): the
+      call sites below run M.reclaim() (full collections, the slab swept, the CPU block caches
+      and every device allocator's cache emptied) and retry the call once; a second failure
+      raises libtorch's message. The call sites that retry: the generic dispatcher
+      (torch._dispatch's call, every op without a hand-written path, except those that write
+      their arguments: in-place and out= ops may have written part before failing), the
+      out-of-place unary and binary fast paths (torch._ops_math) and matmul/mm/bmm/outer/dot
+      (torch._ops_reduce). backward does not retry: the engine may have accumulated part of
+      the gradients into .grad before failing, and a second run would add them twice; the ops
+      a custom autograd Function runs in backward retry as above.
+    * GC cycles: the sentinel counts finished cycles (torch.memory_stats().gc_cycles), which
+      bench/ reports per training step.
     * scopes: inside torch.scope(fn) every new handle is recorded, and released when fn returns,
       except the tensors fn returns (directly or inside a returned table, one level deep).
   x:free() releases a handle at once; the cdata stays, and any later use is a clear error.
@@ -57,6 +83,8 @@ local next_byte_trigger = bytes_at_step + STEP_BYTES
 -- the last step (mem.device_bytes_made) triggers and sizes steps the same way.
 local device_at_step = tonumber(mem.device_bytes_made)
 local next_device_trigger = device_at_step + STEP_BYTES
+-- What the device allocators held after the last step (lt_device_memory_poll), -1 until a poll.
+local device_allocated_at_step = -1
 local active_scope = nil
 
 -- Kept in the registry so a module reload (busted) never drops an owner still in use.
@@ -94,6 +122,7 @@ if not slab then
     local sentinel = newproxy(true)
     getmetatable(sentinel).__gc = function()
       slab.pending = true
+      slab.cycles = (slab.cycles or 0) + 1
       arm()
     end
   end
@@ -159,12 +188,31 @@ end
 -- next, does the work.
 local stepping = false
 
-local function account()
+-- The growth of device memory since the last step, by the rule in the header: the allocators'
+-- allocated bytes when they report them, else the estimate. Returns it and the polled value.
+local function device_growth(device_made)
+  if device_made == device_at_step then return 0, nil end   -- no non-CPU result since
+  local allocated = tonumber(C.lt_device_memory_poll())
+  if allocated < 0 then return device_made - device_at_step, nil end
+  if device_allocated_at_step < 0 then device_allocated_at_step = 0 end
+  local grown = allocated - device_allocated_at_step
+  return grown > 0 and grown or 0, allocated
+end
+
+local function account(device_trigger)
   local live = tonumber(mem.live_bytes)
   local grown = live - bytes_at_step
   if grown < 0 then grown = 0 end
   local device_made = tonumber(mem.device_bytes_made)
-  grown = grown + (device_made - device_at_step)
+  local device_grown, polled = device_growth(device_made)
+  -- the device estimate alone crossed its threshold but the allocators did not grow as much
+  -- (views, shared storages): no step; the next threshold is one more STEP_BYTES of estimate
+  if device_trigger and polled and device_grown < STEP_BYTES then
+    next_device_trigger = device_made + STEP_BYTES
+    device_at_step = device_made
+    return
+  end
+  grown = grown + device_grown
   if not stepping then
     stepping = true
     local ok, err = pcall(collectgarbage, "step", (grown + handles_since_step * HANDLE_COST) / 1024)
@@ -177,6 +225,7 @@ local function account()
   next_byte_trigger = live + STEP_BYTES
   device_at_step = tonumber(mem.device_bytes_made)
   next_device_trigger = device_at_step + STEP_BYTES
+  if polled then device_allocated_at_step = tonumber(C.lt_device_memory_poll()) end
   if next(blob_owners) ~= nil then drain_blobs() end
 end
 
@@ -195,9 +244,10 @@ local function wrap(h)
   slab.live[slot] = t
   C.lt_slab_store(S, slot, h)
   handles_since_step = handles_since_step + 1
-  if handles_since_step >= STEP_HANDLES or mem.live_bytes > next_byte_trigger
-    or mem.device_bytes_made > next_device_trigger then
-    account()
+  if handles_since_step >= STEP_HANDLES or mem.live_bytes > next_byte_trigger then
+    account(false)
+  elseif mem.device_bytes_made > next_device_trigger then
+    account(true)
   elseif slab.pending then
     sweep()
   end
@@ -285,7 +335,8 @@ function M.stats()
     allocations = tonumber(mem.allocations),
     cached_bytes = tonumber(C.lt_large_blocks_cached()),          -- freed blocks of 128 KiB+ kept mapped
     cached_small_bytes = tonumber(C.lt_small_blocks_cached()),   -- freed blocks of <= 1 KiB this thread keeps
-    device_bytes_made = tonumber(mem.device_bytes_made),   -- non-CPU results so far (a total)
+    device_bytes_made = tonumber(mem.device_bytes_made),   -- estimate of device memory made (a total)
+    gc_cycles = slab.cycles or 0,   -- Lua GC cycles finished so far (the slab's sentinel)
     held_buffers = (function() local n = 0 for _ in pairs(blob_owners) do n = n + 1 end return n end)(),
   }
 end
@@ -299,10 +350,28 @@ function M.collect()
   collectgarbage("collect")
   sweep()
   drain_blobs()
-  account()
+  account(false)
   C.lt_large_blocks_release()
   C.lt_small_blocks_release()
   C.lt_heap_trim()
 end
+
+local LT_ERR_MEMORY = C.LT_ERR_MEMORY
+
+--[[ After an out-of-memory error: garbage tensors that the collector has not found yet may hold
+     most of the memory. Collects fully, releases what the CPU block caches and every device
+     allocator keep, and says whether `status` was an out-of-memory error (the caller then
+     retries its call once). Usage at a call site, on the error path only:
+       local s = C.lt_x(...)
+       if s == LT_ERR_MEMORY and memory.reclaim(s) then s = C.lt_x(...) end
+       check(s, "x") ]]
+function M.reclaim(status)
+  if status ~= LT_ERR_MEMORY then return false end
+  -- inside a collection step (a finalizer making tensors) no full collection can start
+  if not stepping and not slab.sweeping then M.collect() end
+  C.lt_device_empty_cache()
+  return true
+end
+M.LT_ERR_MEMORY = LT_ERR_MEMORY
 
 return M

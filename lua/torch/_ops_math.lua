@@ -19,7 +19,7 @@ local T = require "torch._tensor"
 local fallback = require "torch._fallback"
 
 local C, check, Ref = _C.C, _C.check, _C.Ref
-local wrap = memory.wrap
+local wrap, reclaim = memory.wrap, memory.reclaim
 local Tensor, operators = T.Tensor, T.operators
 local istype, scalar = ffi.istype, args.scalar
 
@@ -40,7 +40,9 @@ for code, name in ipairs(unary_ops) do
   local function op(self, ...)
     if select("#", ...) > 0 then return fallback.call(name, self, ...) end
     if not istype(Ref, self) then args.bad(name, 1, "Tensor", args.typename(self)) end
-    check(C.lt_unary(out, code, self.h), name)
+    local s = C.lt_unary(out, code, self.h)
+    if s ~= 0 and reclaim(s) then s = C.lt_unary(out, code, self.h) end   -- out of memory: retry once
+    check(s, name)
     return wrap(out[0])
   end
   Tensor[name], M[name] = op, op
@@ -87,12 +89,16 @@ for name, code in pairs(binary_codes) do
     local alpha = takes_alpha and get_alpha(name, opts) or 1
     if istype(Ref, a) then
       if istype(Ref, b) then
-        check(C.lt_binary(out, code, a.h, b.h, alpha), name)
+        local s = C.lt_binary(out, code, a.h, b.h, alpha)
+        if s ~= 0 and reclaim(s) then s = C.lt_binary(out, code, a.h, b.h, alpha) end   -- out of memory: retry once
+        check(s, name)
       else
         local v, kind = scalar(b)
         if v == nil then args.bad(name, 2, "Tensor or number", args.typename(b)) end
         if alpha ~= 1 then v, kind = scalar(v * alpha) end
-        check(C.lt_binary_scalar(out, code, a.h, v, kind), name)
+        local s = C.lt_binary_scalar(out, code, a.h, v, kind)
+        if s ~= 0 and reclaim(s) then s = C.lt_binary_scalar(out, code, a.h, v, kind) end
+        check(s, name)
       end
     else
       local v, kind = scalar(a)

@@ -189,7 +189,9 @@ Tensor.topk = M.topk
 local function pair(name, cfn)
   return function(a, b)
     T.handle(name, 1, a); T.handle(name, 2, b)
-    check(cfn(out, a.h, b.h), name)
+    local s = cfn(out, a.h, b.h)
+    if s ~= 0 and memory.reclaim(s) then s = cfn(out, a.h, b.h) end   -- out of memory: retry once
+    check(s, name)
     return wrap(out[0])
   end
 end

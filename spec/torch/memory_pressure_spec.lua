@@ -1,0 +1,147 @@
+--[[
+  spec/torch/memory_pressure_spec.lua — memory the collector can see (lua/torch/_memory.lua,
+  bindings/lt_allocator.cpp): the rule that counts device results for the collection trigger,
+  the recovery from out-of-memory errors, and the GC cycle count.
+
+  Covers: the counting rule (lt_debug_count_result applies device_bytes_made's rule to a CPU
+  tensor): a fresh storage counts its bytes once, a view of it, a .grad read, a re-wrap and a
+  meta tensor add nothing, an output autograd also saves (a second TensorImpl on its storage)
+  counts once, and a new window (lt_device_memory_poll) counts a storage again at most once;
+  the poll answers 0 when no device result was made. Out of memory, reproduced with the CPU
+  allocator's fault injection (lt_debug_alloc_limit): garbage tensors dropped but not yet
+  collected hold most of the limit, and the next allocation succeeds after the collection and
+  retry, through the generic dispatcher, the unary, binary and matmul fast paths; a real
+  out-of-memory (live tensors) still raises libtorch's message, naming the op. gc_cycles counts
+  finished collection cycles.
+
+  Run:  bash scripts/test.sh spec/torch/memory_pressure_spec.lua
+]]
+local ffi = require "ffi"
+local torch = require "torch"
+local C = require("torch._C").C
+
+pcall(ffi.cdef, "void lt_debug_alloc_limit(int64_t max_live_bytes, int64_t fail_after_allocs);")
+local function no_faults() ffi.C.lt_debug_alloc_limit(0, -1) end
+local function count(t) return tonumber(C.lt_debug_count_result(t.h)) end
+local MB = 1024 * 1024
+
+describe("device_bytes_made's counting rule", function()
+  before_each(function() C.lt_device_memory_poll() end)   -- a fresh window
+
+  it("counts a fresh storage's bytes once, and nothing for views of it", function()
+    local x = torch.zeros(100, 10)
+    assert.are.equal(4000, count(x))
+    assert.are.equal(0, count(x))            -- the same storage again in this window
+    assert.are.equal(0, count(x[3]))         -- a view (select)
+    assert.are.equal(0, count(x:t()))        -- a view of the whole storage
+    assert.are.equal(0, count(x:detach()))   -- a second TensorImpl on the same storage
+    local y = torch.ones(7, { dtype = torch.float64 })
+    assert.are.equal(56, count(y))
+  end)
+
+  it("adds nothing for a shared TensorImpl (a .grad read), and nothing for meta tensors", function()
+    local w = torch.ones(50, { requires_grad = true })
+    w:sum():backward()
+    C.lt_device_memory_poll()
+    local g = w.grad   -- wraps the TensorImpl autograd keeps
+    assert.are.equal(0, count(g))
+    assert.are.equal(0, count(torch.empty(1000, { device = "meta" })))
+  end)
+
+  it("counts an output that autograd also saves once", function()
+    local x = torch.randn(64, { requires_grad = true })
+    local y = x:exp()   -- exp saves its result: a second TensorImpl on y's storage
+    assert.is_not_nil(y.grad_fn)
+    assert.are.equal(256, count(y))
+    assert.are.equal(0, count(y))
+  end)
+
+  it("a new window counts a live storage again at most once (the over-count the poll corrects)", function()
+    local x = torch.zeros(25)
+    assert.are.equal(100, count(x))
+    C.lt_device_memory_poll()
+    assert.are.equal(100, count(x[{ { 1, 10 } }]))   -- a view, first seen in this window
+    assert.are.equal(0, count(x))
+  end)
+
+  it("the poll answers 0 on a machine whose results were all CPU tensors", function()
+    local _ = torch.ones(10) + 1
+    assert.are.equal(0, tonumber(C.lt_device_memory_poll()))
+    assert.are.equal(0, torch.memory_stats().device_bytes_made)
+  end)
+end)
+
+describe("out of memory: a full collection and one retry", function()
+  local base, x
+  before_each(function()
+    torch.collect()
+    x = torch.randn(1024, 1024)   -- 4 MiB, live
+    base = torch.memory_stats().live_bytes
+    collectgarbage("stop")   -- garbage stays until someone collects it
+  end)
+  after_each(function()
+    no_faults()
+    collectgarbage("restart")
+    x = nil
+    torch.collect()
+  end)
+
+  -- Drops 7 tensors of 4 MiB (garbage not yet collected), then caps live bytes 9 MiB above the
+  -- baseline: 28 MiB of garbage hold most of the limit.
+  local function garbage_then_cap()
+    for _ = 1, 7 do local _ = x * 2 end
+    assert.is_true(torch.memory_stats().live_bytes >= base + 28 * MB)
+    ffi.C.lt_debug_alloc_limit(base + 9 * MB, -1)
+  end
+
+  for _, case in ipairs({
+    { "a binary fast op", function() return x + 1 end },
+    { "a tensor-tensor binary fast op", function() return x * x end },
+    { "a unary fast op", function() return x:exp() end },
+    { "matmul", function() return x:matmul(x) end },
+    { "the generic dispatcher", function() return torch.cumprod(x, 0) end },
+  }) do
+    it("the next allocation succeeds after the retry: " .. case[1], function()
+      garbage_then_cap()
+      local ok, r = pcall(case[2])
+      assert.is_true(ok, tostring(r))
+      assert.are.same({ 1024, 1024 }, r:size())
+      assert.is_true(torch.memory_stats().live_bytes <= base + 9 * MB)
+    end)
+  end
+
+  it("the retried result is the op's result", function()
+    local want = torch.cumprod(x, 0)
+    garbage_then_cap()
+    assert.is_true(torch.equal(want, torch.cumprod(x, 0)))
+  end)
+
+  it("a real out-of-memory (live tensors) still raises libtorch's message, naming the op", function()
+    ffi.C.lt_debug_alloc_limit(base + 9 * MB, -1)
+    local keep = { x * 2, x * 2 }
+    local ok, err = pcall(function() return x + 1 end)
+    assert.is_false(ok)
+    assert.matches("add: out of memory: allocating 4194304 bytes would exceed the injected limit", err, 1, true)
+    ok, err = pcall(function() return torch.cumprod(x, 0) end)
+    assert.is_false(ok)
+    assert.matches("cumprod: out of memory: allocating 4194304 bytes", err, 1, true)
+    assert.are.equal(2, #keep)
+  end)
+
+  it("another error is not retried", function()
+    local calls = torch.memory_stats().gc_cycles
+    local ok, err = pcall(function() return x + torch.ones(3) end)
+    assert.is_false(ok)
+    assert.matches("must match the size", err, 1, true)
+    assert.are.equal(calls, torch.memory_stats().gc_cycles)   -- no collection ran
+  end)
+end)
+
+describe("gc_cycles", function()
+  it("counts finished collection cycles", function()
+    local before = torch.memory_stats().gc_cycles
+    collectgarbage("collect")
+    collectgarbage("collect")
+    assert.is_true(torch.memory_stats().gc_cycles >= before + 2)
+  end)
+end)
