@@ -256,6 +256,12 @@ int lt_autograd_backward_start(lt_autograd_job **out, const lt_tensor *const *te
   for (int i = 0; i < n; ++i) {
     ts.push_back(lt::get(tensors[i]));
     gs.push_back(grads != nullptr && grads[i] != nullptr ? lt::get(grads[i]) : at::Tensor());
+    // The implicit grad of a scalar output is made here as Python's _make_grads makes it
+    // (ones_like, preserve_format: the ops a profiler sees are PyTorch's); libtorch's C++ default
+    // (legacy contiguous format) and its errors for other outputs stay as they are.
+    const at::Tensor &t = ts.back();
+    if (!gs.back().defined() && t.requires_grad() && t.numel() == 1 && c10::isFloatingType(t.scalar_type()))
+      gs.back() = at::ones_like(t, c10::TensorOptions(), at::MemoryFormat::Preserve);
   }
   auto retain = retain_opt(retain_graph);
   bool create = create_graph != 0;

@@ -65,6 +65,23 @@ print(json.dumps({e.key: e.count for e in prof.key_averages()}))
     assert.equal(2, ours["aten::linear"])
   end)
 
+  it("a training step's forward and backward ops and counts equal PyTorch's", function()
+    local model, x = mlp()
+    local y = torch.tensor({ 0, 1, 2, 3, 0, 1, 2, 3 })
+    local loss_fn = nn.CrossEntropyLoss()
+    local prof = P.profile({}, function() loss_fn(model(x), y):backward() end)
+    local theirs = pytorch.run [[
+from torch import nn
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
+x, y = torch.randn(8, 16), torch.tensor([0, 1, 2, 3, 0, 1, 2, 3])
+with torch.profiler.profile() as prof:
+    nn.CrossEntropyLoss()(model(x), y).backward()
+print(json.dumps({e.key: e.count for e in prof.key_averages()}))
+]]
+    assert.same(theirs, counts(prof:key_averages()))
+  end)
+
   it("prints PyTorch's table: columns, widths, sort order, row limit and footer", function()
     local model, x = mlp()
     local prof = P.profile({ activities = { P.ProfilerActivity.CPU } }, function() model(x) end)
