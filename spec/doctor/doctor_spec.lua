@@ -212,6 +212,34 @@ describe("torch.doctor finds planted bugs", function()
     assert.are.equal("fail", verdict(r, "zero_grad"))
   end)
 
+  it("training in eval mode, in the setup form (as the plain-script form catches it)", function()
+    local net = function()
+      return nn.Sequential(nn.Linear(8, 32, { bias = false }), nn.BatchNorm1d(32), nn.ReLU(), nn.Dropout(0.3), nn.Linear(32, 4))
+    end
+    local step = function(model, x, y, loss_fn, opt)
+      opt:zero_grad(); local l = loss_fn(model(x), y); l:backward(); opt:step(); return l
+    end
+    -- model:eval() in the factory, a train_step that never calls model:train()
+    local r = run(fx.classification({ model = function() return net():eval() end, train_step = step }),
+      { checks = { "train_mode" } })
+    assert.are.equal("fail", verdict(r, "train_mode"))
+    assert.matches("3 of 3 optimizer steps", r:get("train_mode").evidence)
+    assert.are.equal("train_mode", r.cause.id)
+    -- model:eval() inside the user's step
+    r = run(fx.classification({ model = net, train_step = function(m, ...) m:eval(); return step(m, ...) end }),
+      { checks = { "train_mode" } })
+    assert.are.equal("fail", verdict(r, "train_mode"))
+    -- handed over in eval mode, no train_step
+    r = run(fx.classification({ model = function() return net():eval() end }), { checks = { "train_mode" } })
+    assert.are.equal("fail", verdict(r, "train_mode"))
+    -- the correct twins
+    r = run(fx.classification({ model = function() return net():eval() end,
+      train_step = function(m, ...) m:train(); return step(m, ...) end }), { checks = { "train_mode" } })
+    assert.are.equal("ok", verdict(r, "train_mode"))
+    r = run(fx.classification({ model = net, train_step = step }), { checks = { "train_mode" } })
+    assert.are.equal("ok", verdict(r, "train_mode"))
+  end)
+
   it("BatchNorm after a biased Linear", function()
     local r = run(fx.classification({ model = function()
       return nn.Sequential(nn.Linear(8, 32), nn.BatchNorm1d(32), nn.ReLU(), nn.Linear(32, 4))

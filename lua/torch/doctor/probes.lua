@@ -19,6 +19,7 @@
 local torch = require "torch"
 local S = require "torch.doctor.setup"
 local C = require "torch.doctor.checks"
+local B = require "torch.doctor.baselines"
 
 local M = {}
 local finding, num, train, eval_loss = C.finding, C.num, C.train, C.eval_loss
@@ -32,7 +33,7 @@ function M.overfit_batch(ctx)
   local one = { { x = b.x:narrow(0, 0, n), y = b.y:narrow(0, 0, n) } }
   local steps = ctx.opts.overfit_steps or 150
   local start
-  local function attempt(make_opt)
+  local function attempt(make_opt, nsteps)
     local model = S.new_model(ctx.setup, ctx.seed)
     if not start then
       model:eval()
@@ -40,7 +41,7 @@ function M.overfit_batch(ctx)
     end
     local saved = ctx.setup.optimizer
     if make_opt then ctx.setup.optimizer = make_opt end
-    local ok, losses = pcall(train, ctx, model, one, steps)
+    local ok, losses = pcall(train, ctx, model, one, nsteps or steps)
     ctx.setup.optimizer = saved
     if not ok then return nil, losses end
     model:eval()
@@ -56,6 +57,15 @@ function M.overfit_batch(ctx)
   if final == final and final <= target then
     return finding("overfit_batch", "ok", "the model overfits one batch", ev)
   end
+  -- A loss still falling at the script's (small) LR is given four times the steps before judging.
+  if final == final and final < 0.5 * start then
+    local _, long = attempt(nil, 4 * steps)
+    ev = ev .. ("; %d steps: -> %s"):format(4 * steps, long and ("%.4g"):format(long) or "error")
+    if long and long == long and long <= target then
+      ctx.overfit.final, ctx.overfit.steps = long, 4 * steps
+      return finding("overfit_batch", "ok", "the model overfits one batch (given more steps)", ev)
+    end
+  end
   -- Retry with Adam at a known-good lr: if that works, the optimizer/lr is the problem, not the model.
   local _, final2 = attempt(function(params) return torch.optim.Adam(params, { lr = 3e-3 }) end)
   ctx.overfit.adam_final = final2
@@ -70,69 +80,9 @@ function M.overfit_batch(ctx)
       .. "loss, labels not matching inputs, frozen parameters, a capacity far too small")
 end
 
-function M.input_independent(ctx)
-  if #ctx.batches < 2 then return finding("input_independent", "skip", "need at least 2 batches") end
-  local trainb, held = {}, ctx.batches[#ctx.batches]
-  for i = 1, #ctx.batches - 1 do trainb[i] = ctx.batches[i] end
-  local steps = ctx.opts.baseline_steps or 60
-  local zero = function(x) return torch.zeros_like(x) end
-  local real = S.new_model(ctx.setup, ctx.seed)
-  train(ctx, real, trainb, steps)
-  real:eval()
-  local l_real = eval_loss(ctx, real, held.x, held.y)
-  local blind = S.new_model(ctx.setup, ctx.seed)
-  train(ctx, blind, trainb, steps, zero)
-  blind:eval()
-  local l_zero = eval_loss(ctx, blind, zero(held.x), held.y)
-  -- the same training with the labels permuted across the cached samples (a fixed permutation),
-  -- unless real inputs already beat every input-independent predictor by half
-  local l_shuf
-  local prior = M.prior_loss(ctx)
-  if not (l_real == l_real) or l_real >= 0.5 * math.min(l_zero, prior or math.huge) then
-    local shuffled = M.shuffle_labels(trainb, ctx.seed)
-    local shuf = S.new_model(ctx.setup, ctx.seed)
-    train(ctx, shuf, shuffled, steps)
-    shuf:eval()
-    l_shuf = eval_loss(ctx, shuf, held.x, held.y) or 0 / 0
-  end
-  ctx.baselines = { real = l_real, zero = l_zero, shuffled = l_shuf, prior = prior, steps = steps }
-  local ev = ("%d steps; held-out batch loss: real inputs %.4g, zeroed inputs %.4g%s")
-    :format(steps, l_real, l_zero, l_shuf and (", shuffled labels %.4g"):format(l_shuf) or "")
-  local cause = "the model is not using its inputs: the data pipeline feeds constants/wrong tensors, the "
-    .. "inputs are detached or overwritten in forward, or the labels are unrelated to the inputs"
-  if not (l_real == l_real) or l_real > 0.99 * l_zero then
-    return finding("input_independent", "fail", "real inputs do no better than zeroed inputs", ev, cause)
-  end
-  if l_real > 0.95 * l_zero then
-    return finding("input_independent", "warn", "real inputs barely beat zeroed inputs", ev,
-      "a hard task early in training (raise baseline_steps to be sure), or: " .. cause)
-  end
-  return finding("input_independent", "ok", "real inputs beat the input-independent baseline", ev)
-end
-
--- The loss of the best input-independent predictor: the prior's entropy (classification,
--- binary) or the target variance (MSE regression); nil when unknown.
-function M.prior_loss(ctx)
-  local st = ctx.stats or {}
-  if ctx.task == "regression" then return S.loss_name(ctx.setup) == "MSELoss" and st.var or nil end
-  return st.prior_entropy
-end
-
--- The batches with their targets permuted across all of them (sample i gets the label of pi(i)).
-function M.shuffle_labels(batches, seed)
-  local ys, sizes = {}, {}
-  for i, b in ipairs(batches) do ys[i] = b.y; sizes[i] = b.y:size(0) end
-  local y = torch.cat(ys)
-  torch.manual_seed(seed + 7)
-  local perm = torch.randperm(y:size(0))
-  y = y:index_select(0, perm:to(y.device))
-  local out, at = {}, 0
-  for i, b in ipairs(batches) do
-    out[i] = { x = b.x, y = y:narrow(0, at, sizes[i]) }
-    at = at + sizes[i]
-  end
-  return out
-end
+-- The held-out baselines (sized to the data, repeated, with an inconclusive verdict) live in
+-- torch.doctor.baselines.
+M.input_independent, M.shuffle_labels = B.input_independent, B.shuffle_labels
 
 ---------------------------------------------------------------- the differential
 
@@ -219,42 +169,7 @@ function M.learning_rate(ctx)
   return finding("learning_rate", "ok", "no LR in the sweep does clearly better than the script's", ev)
 end
 
-function M.label_alignment(ctx)
-  local b = ctx.baselines
-  if not b or bad(b.real) then
-    return finding("label_alignment", "skip", "no baseline runs to compare (see input_independent)")
-  end
-  if b.shuffled == nil then
-    return finding("label_alignment", "ok", "real labels beat every input-independent predictor by half or more",
-      ("held-out loss after %d steps: real labels %.4g, zeroed inputs %.4g%s"):format(b.steps, b.real, b.zero,
-        b.prior and ("; input-independent best %.4g"):format(b.prior) or ""))
-  end
-  if bad(b.shuffled) then return finding("label_alignment", "skip", "the shuffled-label run failed") end
-  local ev = ("held-out loss after %d steps: real labels %.4g, labels shuffled across samples %.4g, zeroed inputs %.4g")
-    :format(b.steps, b.real, b.shuffled, b.zero)
-  if ctx.constant_inputs or ctx.lr_too_small then
-    return finding("label_alignment", "skip", "the model cannot learn here (see input_pipeline, learning_rate)", ev)
-  end
-  -- aligned labels beat every input-independent predictor: the shuffled-label model, the
-  -- zeroed-input one and the class prior (or the target mean)
-  local prior = b.prior
-  local floor = math.min(b.shuffled, b.zero, prior or math.huge)
-  if prior then ev = ev .. ("; input-independent best %.4g"):format(prior) end
-  if b.real < 0.97 * floor then
-    return finding("label_alignment", "ok", "real labels beat shuffled labels", ev)
-  end
-  local o = ctx.overfit
-  if o and not bad(o.first) then ev = ev .. ("; one batch: %.4g -> %.4g"):format(o.first, o.final) end
-  local fits = o and ((not bad(o.final) and o.final <= o.target) or (not bad(o.adam_final) and o.adam_final <= o.target))
-  if not fits then
-    return finding("label_alignment", "skip", "cannot tell: the model cannot fit one batch either (see input_independent)", ev)
-  end
-  return with_conf(finding("label_alignment", "fail",
-    "the labels do not belong to their inputs: real labels do no better than shuffled ones", ev,
-    "the model memorises one batch but nothing carries over to unseen samples: inputs and labels were "
-      .. "shuffled, sorted or filtered separately, or come from different files/orders; check that sample i's "
-      .. "label is the label of input i"), 0.9)
-end
+M.label_alignment = B.label_alignment
 
 -- Per-sample |d loss / d output| on the first batch: the rows that get none, and for class
 -- targets the classes none of whose samples get any.

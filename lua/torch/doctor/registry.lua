@@ -21,6 +21,7 @@
 local C = require "torch.doctor.checks"
 local MC = require "torch.doctor.model_checks"
 local P = require "torch.doctor.probes"
+local SC = require "torch.doctor.setup_checks"
 local DC = require "torch.doctor.data_checks"
 local T = require "torch.doctor.trace_checks"
 
@@ -47,7 +48,7 @@ M.checks = {
   stats_check("init_loss", C.init_loss),
   { id = "bn_after_bias", run = MC.bn_after_bias },
   { id = "eval_mode", run = MC.eval_mode },
-  { id = "train_mode", traced = T.train_mode },
+  { id = "train_mode", run = SC.train_mode, traced = T.train_mode },
   { id = "grad_flow", run = MC.grad_flow },
   { id = "grad_reach", traced = T.grad_reach },
   { id = "zero_grad", run = MC.zero_grad, traced = T.zero_grad },
