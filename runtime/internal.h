@@ -33,6 +33,9 @@ void ltorch_interrupt_register(lua_State *L, int table_index);
 /* 1 while the innermost Lua function running is atomic: an interrupt hook must wait. */
 int ltorch_interrupt_deferred(lua_State *L);
 
+/* guard.c — adds _LTORCH.guard: set a state, lua_pcall a function, restore, re-raise. */
+void ltorch_guard_register(lua_State *L, int table_index);
+
 /* warnings.c — adds _LTORCH.watch_warnings: libtorch's warnings once per Lua call site. */
 void ltorch_warnings_register(lua_State *L, int table_index);
 

@@ -11,7 +11,7 @@
  *     debug, bit, jit; ffi via require);
  *   - "<lua_dir>/?.lua;<lua_dir>/?/init.lua;" in front of package.path (paths.c);
  *   - the global _LTORCH = { lua_dir, exe, version, interrupt_pending, check_interrupt,
- *     watch_warnings } (warnings.c).
+ *     watch_warnings (warnings.c), guard (guard.c) }.
  * Setup runs inside lua_cpcall, so running out of memory is reported, not a panic.
  *
  * How: see ltorch.h. exe_path NULL means /proc/self/exe.
@@ -48,6 +48,7 @@ static void set_ltorch_table(lua_State *L, const struct setup *s)
     lua_setfield(L, -2, "version");
     ltorch_interrupt_register(L, -1);
     ltorch_warnings_register(L, -1);
+    ltorch_guard_register(L, -1);
     lua_setglobal(L, "_LTORCH");
 }
 

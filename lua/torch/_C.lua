@@ -85,8 +85,6 @@ function M.check(status, what, level)
     error(what .. ": " .. ffi.string(C.lt_last_error()), (level or 2) + 1)
   end
 end
--- atomic: the modes (inference, autocast) check their enter call before the pcall that restores
-require("torch._atomic")(M.check)
 
 function M.last_error()
   return ffi.string(C.lt_last_error())

@@ -160,6 +160,9 @@ local function live_schema(op)
   local text = ffi.string(schema_text[0]):gsub("^aten::", "")
   local ok, parsed = pcall(schema.parse, text)
   if ok then return parsed end
+  -- only the parser's own refusal leaves the overload out; any other error (a memory error, a
+  -- host's hook) goes on, or the overload would be missing from the cache for good
+  if type(parsed) ~= "string" or not parsed:find("schema: cannot parse", 1, true) then error(parsed, 0) end
   return nil, text
 end
 M.live_schema = live_schema

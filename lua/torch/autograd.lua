@@ -17,8 +17,7 @@ local ffi = require "ffi"
 local _C = require "torch._C"
 local memory = require "torch._memory"
 local args = require "torch._args"
-local pack = args.pack
-local atomic = require "torch._atomic"
+local guard = require "torch._guard"
 local T = require "torch._tensor"
 
 local C, check, Ref = _C.C, _C.check, _C.Ref
@@ -214,18 +213,12 @@ function M.set_grad_enabled(enabled)
   check(C.lt_set_grad_enabled(enabled and 1 or 0), "set_grad_enabled")
 end
 
--- Runs fn(...) with grad mode set to `enabled`, restoring the previous mode afterwards.
+-- Runs fn(...) with grad mode set to `enabled`, restoring the previous mode afterwards whatever
+-- raised (torch._guard).
 local function with_grad_mode(name, enabled, fn, ...)
   if type(fn) ~= "function" then args.bad(name, 1, "function", args.typename(fn), 2) end
-  local previous = M.is_grad_enabled()
-  C.lt_set_grad_enabled(enabled and 1 or 0)
-  local results = (pack(pcall(fn, ...)))   -- not { ... }: see torch._args.pack
-  C.lt_set_grad_enabled(previous and 1 or 0)
-  if not results[1] then error(results[2], 0) end
-  return unpack(results, 2, table.maxn(results))
+  return guard.checked(name, guard.grad(enabled, fn, ...))
 end
-
-atomic(with_grad_mode)   -- an interrupt never lands between the mode change and its restore
 
 function M.no_grad(fn, ...) return with_grad_mode("no_grad", false, fn, ...) end
 function M.enable_grad(fn, ...) return with_grad_mode("enable_grad", true, fn, ...) end
@@ -233,14 +226,8 @@ function M.enable_grad(fn, ...) return with_grad_mode("enable_grad", true, fn, .
 -- torch.inference_mode(fn, ...): like no_grad, and tensors made inside can never join autograd.
 function M.inference_mode(fn, ...)
   if type(fn) ~= "function" then args.bad("inference_mode", 1, "function", args.typename(fn)) end
-  local guard = ffi.new("void*[1]")
-  check(C.lt_inference_mode_enter(guard), "inference_mode")
-  local results = (pack(pcall(fn, ...)))   -- not { ... }: see torch._args.pack
-  C.lt_inference_mode_exit(guard[0])
-  if not results[1] then error(results[2], 0) end
-  return unpack(results, 2, table.maxn(results))
+  return guard.checked("inference_mode", guard.inference(fn, ...))
 end
-atomic(M.inference_mode)
 
 function M.is_inference_mode_enabled()
   C.lt_is_inference_mode(int_out)
@@ -253,17 +240,17 @@ end
 local function set_anomaly(enabled)
   check(C.lt_set_anomaly_enabled(enabled and 1 or 0), "set_detect_anomaly", 3)
   local state = _C.state
-  if enabled and state.anomaly_jit_was_on == nil then
-    state.anomaly_jit_was_on = (jit.status())
-    jit.off()
-    jit.flush()
-  elseif not enabled and state.anomaly_jit_was_on ~= nil then
+  if enabled then
+    if state.anomaly_jit_was_on == nil then state.anomaly_jit_was_on = (jit.status()) end
+    if jit.status() then
+      jit.off()
+      jit.flush()
+    end
+  elseif state.anomaly_jit_was_on ~= nil then
     if state.anomaly_jit_was_on then jit.on() end
     state.anomaly_jit_was_on = nil
   end
 end
-
-atomic(set_anomaly)
 
 function M.set_detect_anomaly(enabled)
   if type(enabled) ~= "boolean" then args.bad("set_detect_anomaly", 1, "boolean", args.typename(enabled)) end
@@ -275,16 +262,11 @@ function M.is_anomaly_enabled()
   return int_out[0] == 1
 end
 
--- detect_anomaly(fn, ...): runs fn with anomaly detection on, restoring the previous setting.
+-- detect_anomaly(fn, ...): runs fn with anomaly detection on, restoring the previous setting (and
+-- the JIT) whatever raised (torch._guard).
 function M.detect_anomaly(fn, ...)
   if type(fn) ~= "function" then args.bad("detect_anomaly", 1, "function", args.typename(fn)) end
-  local previous = M.is_anomaly_enabled()
-  set_anomaly(true)
-  local results = (pack(pcall(fn, ...)))   -- not { ... }: see torch._args.pack
-  set_anomaly(previous)
-  if not results[1] then error(results[2], 0) end
-  return unpack(results, 2, table.maxn(results))
+  return guard.checked("detect_anomaly", guard.anomaly(true, fn, ...))
 end
-atomic(M.detect_anomaly)
 
 return M

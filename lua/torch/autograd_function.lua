@@ -34,7 +34,7 @@ local _C = require "torch._C"
 local memory = require "torch._memory"
 local T = require "torch._tensor"
 local pack = require("torch._args").pack
-local atomic = require "torch._atomic"
+local guard = require "torch._guard"
 
 local C, check, Ref = _C.C, _C.check, _C.Ref
 local wrap = memory.wrap
@@ -113,22 +113,19 @@ local kind_out, count_out, gm_out = ffi.new("int[1]"), ffi.new("int[1]"), ffi.ne
 local id_out = ffi.new("int64_t[1]")
 local tensor_out = ffi.new("lt_tensor*[1]")
 local job_out = ffi.new("lt_autograd_job*[1]")
-local depth_out = ffi.new("int[1]")
-local unwind = C.lt_autograd_unwind
 
--- Answers one request: its Lua call runs protected, and its error is the reply.
-local function answer(req, kind, id, n, gm)   -- atomic, below
+-- Answers one request: its Lua call runs protected, and its error is the reply. The call runs
+-- in the engine's grad mode, restored after it whatever raised (torch._guard); an error outside
+-- the xpcall (a hook, a memory error) reaches run's guard, which answers and ends the job.
+local function answer(req, kind, id, n, gm)
   local grads = {}
   for i = 1, n do
     if C.lt_autograd_request_input(req, i - 1, tensor_out) == 0 then grads[i] = wrap(tensor_out[0]) end
   end
-  local previous = grad_enabled()
-  C.lt_set_grad_enabled(gm and 1 or 0)
-  local ok, res, count = xpcall(function()
+  local ok, res, count = guard.grad(gm, xpcall, function()
     if kind == C.LT_AUTOGRAD_CALL_FUNCTION then return call_function(id, grads) end
     return call_hook(id, grads)
   end, debug.traceback)
-  C.lt_set_grad_enabled(previous and 1 or 0)
   if not ok then
     C.lt_autograd_reply(req, nil, 0, tostring(res))
     return
@@ -143,7 +140,6 @@ local function answer(req, kind, id, n, gm)   -- atomic, below
     for i = 1, count do if res[i] then memory.free(res[i]) end end
   end
 end
-atomic(answer)
 
 -- Starts a job with start(job_out, ...) and services it until it finishes; returns the status of
 -- the start or of lt_autograd_job_finish (the engine's error).
@@ -161,29 +157,20 @@ local function serve(results, capacity, start, ...)
   return C.lt_autograd_job_finish(job, results, capacity)
 end
 
---[[ Runs a job (see serve) and raises its error at stack level `level` of the caller. An error or interrupt at
-     any instruction of serve (even between taking a request and replying) is caught, and one C
-     call (lt_autograd_unwind) then answers what the job took, waits for its engine, frees it and
-     restores the grad mode, before the error goes on: autograd is never left waiting on Lua.
-     run and answer are atomic (torch._atomic): an interrupt waits out their own instructions
-     (between pcall's return and the unwind, between a mode change and its restore) and lands
-     in serve or in the user's backward instead; at exit the engine's waits cannot hang. ]]
+--[[ Runs a job (see serve) and raises its error at stack level `level` of the caller. An error
+     or interrupt at any instruction of serve (even between taking a request and replying) is
+     caught by one C call (torch._guard job), which answers what the job took, waits for its
+     engine, frees it and restores the grad mode before the error goes on: autograd is never
+     left waiting on Lua. ]]
 local function run(what, level, results, capacity, start, ...)
-  C.lt_autograd_job_depth(depth_out)
-  local depth = depth_out[0]
-  local ok, status = pcall(serve, results, capacity, start, ...)
-  if not ok then
-    unwind(depth, type(status) == "string" and status or "backward was interrupted")
-    drain()
-    error(status, 0)
-  end
+  local status = guard.checked(what, guard.job(serve, results, capacity, start, ...))
   drain()
   check(status, what, level + 1)
 end
-atomic(run)
 
 --[[ Runs backward from `tensors` (a list) with `grads` (a list, entries may be nil). ]]
 function M.backward(tensors, grads, retain, create, what)
+  memory.before_backward()   -- garbage handles of the forward's activations go first (torch._memory)
   local n = #tensors
   local ts, gs = _C.TensorArray(n), _C.TensorArray(n)
   for i = 1, n do
@@ -267,12 +254,9 @@ local function apply(cls, ...)
     end
   end
   -- forward runs without recording: its ops are replaced by this Function's node.
-  C.lt_set_grad_enabled(0)
-  local results = (pack(pcall(cls.forward, ctx, ...)))   -- not { ... }: see torch._args.pack
-  C.lt_set_grad_enabled(enabled and 1 or 0)
-  if not results[1] then error(results[2], 0) end
-  local n_results = table.maxn(results) - 1
-  local outputs = pack(unpack(results, 2, n_results + 1))
+  -- (grad off and back in one guarded call: torch._guard)
+  local outputs = pack(guard.grad(false, cls.forward, ctx, ...))   -- not { ... }: see torch._args.pack
+  local n_results = table.maxn(outputs)
   if not any then return unpack(outputs, 1, n_results) end
 
   local out_pos = {}
@@ -301,7 +285,6 @@ local function apply(cls, ...)
   for k, pos in ipairs(out_pos) do outputs[pos] = wrap(new[k - 1]) end
   return unpack(outputs, 1, n_results)
 end
-atomic(apply)   -- forward runs with grad off: the restore must follow it
 
 local Function = {}
 Function.__index = Function

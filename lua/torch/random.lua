@@ -17,7 +17,7 @@
 local torch = require "torch"
 local device_mod = require "torch.device"
 local warnings = require "torch._warnings"
-local pack = require("torch._args").pack
+local guard = require "torch._guard"
 
 local M = {}
 
@@ -53,8 +53,6 @@ local function all_devices(mod, name)
   return devices
 end
 
-local function run(fn, ...) return fn(...) end
-
 --[[ fork_rng([opts,] fn, ...) — fn(...)'s results, with every forked generator's state restored
      afterwards. ]]
 function M.fork_rng(opts, fn, ...)
@@ -74,14 +72,13 @@ function M.fork_rng(opts, fn, ...)
   elseif type(devices) ~= "table" then
     error(("bad argument 'devices' to 'fork_rng' (table of device indices expected, got %s)"):format(type(devices)), 2)
   end
-  local cpu_state = torch.get_rng_state()
-  local device_states = {}
-  for i, d in ipairs(devices) do device_states[i] = mod.get_rng_state(d) end
-  local results, n = pack(pcall(run, fn, ...))
-  torch.set_rng_state(cpu_state)
-  for i, d in ipairs(devices) do mod.set_rng_state(device_states[i], d) end
-  if not results[1] then error(results[2], 0) end
-  return unpack(results, 2, n)
+  -- every state is put back in one guarded call, whatever fn raised (torch._guard)
+  local code = device_mod.type_codes[name]
+  local states = { 0, -1, torch.get_rng_state() }
+  for i, d in ipairs(devices) do
+    states[3 * i + 1], states[3 * i + 2], states[3 * i + 3] = code, d, mod.get_rng_state(d)
+  end
+  return guard.fork(states, fn, ...)
 end
 
 return M

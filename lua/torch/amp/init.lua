@@ -25,15 +25,13 @@
 
   torch.amp.GradScaler (lua/torch/amp/grad_scaler.lua) loads on first use.
 ]]
-local ffi = require "ffi"
 local _C = require "torch._C"
 local args = require "torch._args"
 local dtype_mod = require "torch.dtype"
 local device_mod = require "torch.device"
-local atomic = require "torch._atomic"
+local guard = require "torch._guard"
 
 local C, check = _C.C, _C.check
-local State = ffi.typeof("lt_autocast_state")
 
 local M = {}
 local int_out = _C.IntOut()
@@ -62,13 +60,6 @@ end
 
 local known_options = { dtype = true, enabled = true, cache_enabled = true }
 
--- Closes the region, then returns fn's results or re-raises its error.
-local function leave(code, prev, ok, ...)
-  C.lt_autocast_exit(code, prev)
-  if not ok then error((...), 0) end
-  return ...
-end
-
 --[[ autocast(device_type, fn, {dtype=, enabled=true, cache_enabled=}) -> fn's results.
      cache_enabled defaults to the current setting (true unless an enclosing region turned it off). ]]
 function M.autocast(device_type, fn, opts)
@@ -84,12 +75,10 @@ function M.autocast(device_type, fn, opts)
   if enabled == nil then enabled = true end
   local cache = option_boolean("autocast", opts, "cache_enabled")
   local dtype = opts.dtype ~= nil and dtype_mod.resolve(opts.dtype, "autocast", 2).code or -1
-  local prev = State()   -- one per region: regions nest
-  check(C.lt_autocast_enter(code, enabled and 1 or 0, dtype, cache == nil and -1 or (cache and 1 or 0), prev), "autocast")
-  return leave(code, prev, pcall(fn))
+  -- entered, run and left in one guarded call: left whatever fn raises (torch._guard)
+  return guard.checked("autocast", guard.autocast(code, enabled, dtype,
+    cache == nil and -1 or (cache and 1 or 0), fn))
 end
-atomic(leave)
-atomic(M.autocast)   -- an interrupt never lands between entering the region and leaving it
 
 ---------------------------------------------------------------- queries
 -- PyTorch 1.13's torch.is_autocast_enabled() means CUDA; 2.4 added the device_type argument.

@@ -29,6 +29,7 @@ local torch = require "torch"
 local A = require "torch.nn._fargs"
 local P = require "torch._pysig"
 local pack = require("torch._args").pack
+local guard = require "torch._guard"
 local Parameter = require("torch.nn.module").Parameter
 local linear = require "torch.nn.linear"
 local conv = require "torch.nn.conv"
@@ -115,9 +116,9 @@ local function lazy_init(self, name, become, field, ...)
   local probe_args = { rest.groups or 1 }
   for i, v in ipairs(required) do probe_args[i + 1] = v end
   probe_args[#required + 2] = probe_rest
-  local rng = torch.get_rng_state()
-  local probe = become(unpack(probe_args, 1, #required + 2))
-  torch.set_rng_state(rng)
+  -- the probe's initialization draws nothing from the caller's generator (torch._guard: restored
+  -- whatever raised)
+  local probe = guard.rng(torch.get_rng_state(), nil, become, unpack(probe_args, 1, #required + 2))
   for k, v in pairs(probe) do
     if not INTERNAL[k] then rawset(self, k, v) end
   end

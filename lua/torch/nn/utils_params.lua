@@ -21,6 +21,7 @@
 ]]
 local torch = require "torch"
 local P = require "torch._pysig"
+local guard = require "torch._guard"
 local module = require "torch.nn.module"
 
 local M = {}
@@ -109,10 +110,7 @@ function M.skip_init(module_cls, ...)
   local device = kw.device or "cpu"
   kw.device = "cpu"
   args[n + 1] = kw
-  local state = torch.get_rng_state()
-  local ok, m = pcall(module_cls, unpack(args, 1, n + 1))
-  torch.set_rng_state(state)
-  if not ok then error(m, 0) end
+  local m = guard.rng(torch.get_rng_state(), nil, module_cls, unpack(args, 1, n + 1))   -- restored whatever raised
   if tostring(torch.device(device)) ~= "cpu" then m:to(device) end
   return m
 end
