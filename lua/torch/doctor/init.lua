@@ -33,6 +33,7 @@
   nothing failed, 1 when a check failed, 2 on a usage error).
 ]]
 local torch = require "torch"
+local guard = require "torch._guard"
 local S = require "torch.doctor.setup"
 local C = require "torch.doctor.checks"
 local U = require "torch.doctor.check_util"
@@ -115,11 +116,7 @@ local run
 
 -- The global RNG is reseeded by every check (paired runs); the caller's state is restored after.
 function M.run(setup, opts)
-  local state = torch.get_rng_state and torch.get_rng_state()
-  local ok, report = pcall(run, setup, opts)
-  if state then torch.set_rng_state(state) end
-  if not ok then error(report, 0) end
-  return report
+  return (guard.rng(torch.get_rng_state(), nil, run, setup, opts))   -- restored whatever raised
 end
 
 -- opts.checks -> the set of ids to run (nil: all); an unknown id is an error.
