@@ -20,6 +20,7 @@ local TOL = 0
 local cases = {
   { name = "default", cls = "Adagrad", opts = {} },
   { name = "lr_decay", cls = "Adagrad", opts = { lr = 0.1, lr_decay = 0.05 } },
+  { name = "tensor_lr", cls = "Adagrad", opts = { lr = torch.tensor(0.1), lr_decay = 0.05 } },
   { name = "weight_decay", cls = "Adagrad", opts = { lr = 0.1, weight_decay = 0.1 } },
   { name = "initial_accumulator", cls = "Adagrad", opts = { lr = 0.1, initial_accumulator_value = 0.5, eps = 1e-6 } },
   { name = "maximize", cls = "Adagrad", opts = { lr = 0.1, maximize = true, lr_decay = 0.01 } },

@@ -151,8 +151,7 @@ function H.check_run(case, ref, foreach, tol)
 end
 
 --[[ opt:state_dict() has PyTorch's layout and values: the same state keys per parameter index,
-     the same tensors (within tol) and numbers, and group keys that PyTorch's groups also have
-     (PyTorch's extra differentiable/capturable/fused flags aside). ]]
+     the same tensors (within tol) and numbers, and exactly PyTorch's group keys. ]]
 function H.check_state(opt, ref, tol)
   local sd = opt:state_dict()
   local n = 0
@@ -176,7 +175,6 @@ function H.check_state(opt, ref, tol)
   local rn = 0
   for _ in pairs(ref.state) do rn = rn + 1 end
   assert(n == rn, ("%d parameters have state, PyTorch has %d"):format(n, rn))
-  local extra = { differentiable = true, capturable = true, fused = true }
   for gi, g in ipairs(sd.param_groups) do
     local theirs = {}
     for _, k in ipairs(ref.group_keys[gi]) do theirs[k] = true end
@@ -184,7 +182,7 @@ function H.check_state(opt, ref, tol)
       if k ~= "params" then assert(theirs[k], ("group %d key %s is not in PyTorch's group"):format(gi - 1, k)) end
     end
     for k in pairs(theirs) do
-      assert(g[k] ~= nil or extra[k], ("group %d lacks PyTorch's key %s"):format(gi - 1, k))
+      assert(g[k] ~= nil, ("group %d lacks PyTorch's key %s"):format(gi - 1, k))
     end
   end
 end

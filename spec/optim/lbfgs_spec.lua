@@ -36,6 +36,10 @@ local cases = {
     tol = 0 },
   { name = "plain32", dtype = "float32", opts = { lr = 0.25, max_iter = 4, history_size = 3 },
     tol = 0 },
+  { name = "tensor_lr32", dtype = "float32", opts = { lr = torch.tensor(0.3), max_iter = 4 }, tol = 0 },
+  { name = "tensor_lr64", dtype = "float64", opts = { lr = torch.tensor(0.2), max_iter = 5 }, tol = 0 },
+  { name = "tensor_lr_wolfe32", dtype = "float32", opts = { lr = torch.tensor(0.5), line_search_fn = "strong_wolfe",
+    max_iter = 5 }, tol = { atol = 1e-6, rtol = 1e-5 } },
   { name = "wolfe32", dtype = "float32", opts = { line_search_fn = "strong_wolfe", max_iter = 5 },
     tol = { atol = 1e-6, rtol = 1e-5 } },
 }

@@ -38,6 +38,8 @@ local cases = {
   { name = "plain_momentum", opts = { lr = 0.02, nesterov = false, momentum = 0.9 } },
   { name = "original", opts = { lr = 0.01, adjust_lr_fn = "original", weight_decay = 0 } },
   { name = "match_rms_adamw", opts = { lr = 0.01, adjust_lr_fn = "match_rms_adamw", weight_decay = 0.05 } },
+  { name = "tensor_lr", opts = { lr = torch.tensor(0.01), adjust_lr_fn = "match_rms_adamw", weight_decay = 0.05 } },
+  { name = "tensor_lr_original", opts = { lr = torch.tensor(0.02), weight_decay = 0.1 } },
   { name = "ns", opts = { lr = 0.05, ns_steps = 3, ns_coefficients = { 3.0, -3.2, 1.2 }, eps = 1e-5 } },
   { name = "groups", opts = { lr = 0.01 },
     groups = { { idx = { 3, 1 }, opts = { momentum = 0.5 } }, { idx = { 2 }, opts = { lr = 0.1, nesterov = false } } } },

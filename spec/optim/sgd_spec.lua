@@ -31,6 +31,7 @@ local cases = {
     maximize = true } },
   { name = "groups", cls = "SGD", opts = { lr = 0.1, momentum = 0.9 },
     groups = { { idx = { 1, 3 } }, { idx = { 2 }, opts = { lr = 0.01, momentum = 0, weight_decay = 0.1 } } } },
+  { name = "tensor_lr", cls = "SGD", opts = { lr = torch.tensor(0.1), momentum = 0.9, weight_decay = 0.01 } },
 }
 
 describe("optim.SGD", function()

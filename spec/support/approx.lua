@@ -61,6 +61,9 @@ end
 
 function M.py(v)
   local t = type(v)
+  if t == "cdata" and v.dtype ~= nil then   -- a tensor (a tensor hyper-parameter such as lr)
+    return ("torch.tensor(%s, dtype=torch.%s)"):format(M.py(v:tolist()), (tostring(v.dtype):gsub("^torch%.", "")))
+  end
   if t == "table" then
     local parts = {}
     for i = 1, #v do parts[i] = M.py(v[i]) end

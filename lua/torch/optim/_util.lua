@@ -5,7 +5,7 @@
   step count, making state tensors that outlive a torch.scope).
 
   Usage (internal):  local U = require "torch.optim._util"
-                     return U.number(o, "lr", "learning rate", U.non_negative) or U.boolean(o, "foreach")
+                     return U.lr(o, "learning rate") or U.boolean(o, "foreach")
 ]]
 local torch = require "torch"
 local ffi = require "ffi"
@@ -51,6 +51,38 @@ function M.boolean(o, key)
 end
 
 function M.non_negative(v) return v >= 0 end
+
+--[[ The learning rate, a number or (PyTorch's lr: float | Tensor) a 1-element tensor, >= 0; nil
+     when it is one, else the message. An optimizer that takes a tensor lr reads it with
+     M.scalar at each step, so an in-place change (lr:fill_(...)) takes effect as in PyTorch. ]]
+function M.lr(o, what)
+  local v = o.lr
+  if istype(Ref, v) then
+    if v:numel() ~= 1 then return "Tensor lr must be 1-element" end
+    local x = v:item()
+    if not (x >= 0) then return ("invalid %s: %s"):format(what, tostring(x)) end
+    return nil
+  end
+  return M.number(o, "lr", what, M.non_negative)
+end
+
+-- A tensor hyper-parameter as the Python number PyTorch's scalar arguments take (alpha=-lr).
+function M.scalar(v)
+  if istype(Ref, v) then return v:item() end
+  return v
+end
+
+-- lr * x and lr / x as PyTorch computes them: in the tensor's dtype for a tensor lr (then its
+-- value, as a scalar argument takes it), else in Lua numbers.
+function M.lr_times(lr, x)
+  if istype(Ref, lr) then return (lr:reshape({}) * x):item() end
+  return lr * x
+end
+
+function M.lr_div(lr, x)
+  if istype(Ref, lr) then return (lr:reshape({}) / x):item() end
+  return lr / x
+end
 function M.any(_) return true end
 
 -- The checks Adam's family (Adamax, NAdam, RAdam) shares: lr, eps, betas in [0, 1),

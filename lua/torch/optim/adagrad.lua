@@ -38,7 +38,7 @@ function M.adagrad(params, grads, states, n, o)
       local step = s.step:item()
       if o.maximize then g = g:neg() end
       if wd ~= 0 then g = g:add(p, { alpha = wd }) end
-      local clr = lr / (1 + (step - 1) * lr_decay)
+      local clr = U.lr_div(lr, 1 + (step - 1) * lr_decay)
       s.sum:addcmul_(g, g, { value = 1 })
       local std = s.sum:sqrt():add_(eps)
       p:addcdiv_(g, std, { value = -clr })
@@ -57,7 +57,7 @@ function M.adagrad(params, grads, states, n, o)
   torch._foreach_add_(std, eps)
   for i = 1, n do counts[i] = steps[i]:item() end
   for _, b in ipairs(U.buckets(counts, n)) do
-    local clr = lr / (1 + (b.value - 1) * lr_decay)
+    local clr = U.lr_div(lr, 1 + (b.value - 1) * lr_decay)
     torch._foreach_addcdiv_(U.pick(params, b.idx), U.pick(grads, b.idx), U.pick(std, b.idx), -clr)
   end
   for _, list in ipairs(temps) do U.free(list, n) end
@@ -65,7 +65,7 @@ end
 
 local function check(o)
   local nn = U.non_negative
-  return U.number(o, "lr", "learning rate", nn) or U.number(o, "lr_decay", "lr_decay value", nn)
+  return U.lr(o, "learning rate") or U.number(o, "lr_decay", "lr_decay value", nn)
     or U.number(o, "weight_decay", "weight_decay value", nn)
     or U.number(o, "initial_accumulator_value", "initial_accumulator_value value", nn)
     or U.number(o, "eps", "epsilon value", nn)

@@ -137,7 +137,7 @@ end
 function M.lbfgs(opt, closure)
   local group = opt.param_groups[1]
   local params = group.params
-  local lr, max_iter, max_eval = group.lr, group.max_iter, group.max_eval
+  local lr, max_iter, max_eval = U.scalar(group.lr), group.max_iter, group.max_eval   -- a tensor lr: its value
   local tol_grad, tol_change = group.tolerance_grad, group.tolerance_change
   local r32 = rounder(params[1])
   local st = opt.state[params[1]]
@@ -210,9 +210,8 @@ end
 
 ---------------------------------------------------------------- the class
 local function check(o)
-  local nn = U.non_negative
   local count = function(v) return v >= 0 and v % 1 == 0 end
-  local msg = U.number(o, "lr", "learning rate", nn) or U.number(o, "max_iter", "max_iter", count)
+  local msg = U.lr(o, "learning rate") or U.number(o, "max_iter", "max_iter", count)
     or (o.max_eval ~= None and U.number(o, "max_eval", "max_eval", count))
     or U.number(o, "tolerance_grad", "tolerance_grad", U.any)
     or U.number(o, "tolerance_change", "tolerance_change", U.any)

@@ -42,9 +42,9 @@ end
 
 local function adjust_lr(lr, fn, p)
   local A, B = p:size(0), p:size(1)
-  if fn == None or fn == nil or fn == "original" then return lr * math.sqrt(math.max(1, A / B)) end
-  if fn == "match_rms_adamw" then return lr * 0.2 * math.sqrt(math.max(A, B)) end
-  return lr
+  if fn == None or fn == nil or fn == "original" then return U.lr_times(lr, math.sqrt(math.max(1, A / B))) end
+  if fn == "match_rms_adamw" then return U.lr_times(lr, 0.2 * math.sqrt(math.max(A, B))) end
+  return U.lr_times(lr, 1.0)
 end
 
 --[[ muon(params, grads, bufs, n, o): one step for n 2-D parameters; bufs[i] the momentum buffer.
@@ -64,14 +64,15 @@ function M.muon(params, grads, bufs, n, o)
     local update = o.nesterov and g:lerp(buf, mu) or buf
     update = M.zeropower_via_newtonschulz(update, o.ns_coefficients, o.ns_steps, o.eps)
     local adjusted = adjust_lr(lr, o.adjust_lr_fn, p)
-    p:mul_(1 - lr * wd)
+    -- 1 - lr * wd: with a tensor lr a tensor factor (float32 arithmetic), as PyTorch's
+    p:mul_(torch.is_tensor(lr) and (1 - lr:reshape({}) * wd) or (1 - lr * wd))
     p:add_(update, { alpha = -adjusted })
   end
 end
 
 local function check(o)
   local nn = U.non_negative
-  local msg = U.number(o, "lr", "learning rate (should be >= 0)", nn)
+  local msg = U.lr(o, "learning rate (should be >= 0)")
     or U.number(o, "momentum", "momentum (should be >= 0)", nn)
     or U.number(o, "weight_decay", "weight decay (should be >= 0)", nn)
     or U.number(o, "eps", "epsilon value", nn)

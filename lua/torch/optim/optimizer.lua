@@ -61,8 +61,42 @@ end
      returns an error message for a bad hyper-parameter, or nil. signature: PyTorch's Python
      signature of the constructor, "params, lr=0.001, ..."; with it, positional, keyword and
      mixed calls bind as in Python. ]]
+local None = require("torch.serialization.pickle").None
+
+--[[ PyTorch's implementation switches (capturable, differentiable, fused), for the optimizers
+     whose signature has them: their PyTorch defaults join the class's defaults (so param_groups
+     and state_dict carry them, as PyTorch's), and the default values are all ltorch runs; asking
+     for the others is an error that says so. ]]
+local SWITCHES = { capturable = false, differentiable = false, fused = None }
+local SWITCH_USE = {
+  capturable = "capture in CUDA graphs",
+  differentiable = "autograd through the optimizer step",
+  fused = "a fused kernel; foreach = true is ltorch's multi-tensor path",
+}
+
+local function check_switches(name, o)
+  for k in pairs(SWITCH_USE) do
+    local v = o[k]
+    if v ~= nil and v ~= None and type(v) ~= "boolean" then
+      return ("invalid %s: expected a boolean, got %s"):format(k, typename(v))
+    end
+    if v == true then
+      return ("%s=True (%s) is not supported by ltorch's %s: leave %s out (PyTorch's default)")
+        :format(k, SWITCH_USE[k], name, k)
+    end
+  end
+end
+
 function Optimizer.extend(base, name, defaults, check, signature)
-  check = check or function() end
+  local own_check = check or function() end
+  check = own_check
+  if signature then
+    local has = false
+    for k, default in pairs(SWITCHES) do
+      if defaults[k] == nil and signature:find("%f[%w_]" .. k .. "=") then defaults[k], has = default, true end
+    end
+    if has then check = function(o) return check_switches(name, o) or own_check(o) end end
+  end
   local class = setmetatable({ __name = name, __base = base, defaults = defaults, check = check,
     __signature = signature and P.signature(name, signature) },
     { __index = base, __call = function(cls, ...) return cls.new(cls, lua_args(cls, ...)) end,

@@ -30,7 +30,7 @@ local M = {}
          θ ← θ − γ g
 ]]
 function M.sgd(params, grads, bufs, n, o)
-  local lr, wd, mu, damp = o.lr, o.weight_decay, o.momentum, o.dampening
+  local lr, wd, mu, damp = U.scalar(o.lr), o.weight_decay, o.momentum, o.dampening   -- a tensor lr: alpha=-lr.item()
   if n == 0 then return end
   if not o.foreach then
     for i = 1, n do
@@ -77,7 +77,7 @@ end
 
 local function check(o)
   local nn = U.non_negative
-  local msg = U.number(o, "lr", "learning rate", nn) or U.number(o, "momentum", "momentum value", nn)
+  local msg = U.lr(o, "learning rate") or U.number(o, "momentum", "momentum value", nn)
     or U.number(o, "dampening", "dampening value", function() return true end)
     or U.number(o, "weight_decay", "weight_decay value", nn)
     or U.boolean(o, "nesterov") or U.boolean(o, "maximize") or U.boolean(o, "foreach")
