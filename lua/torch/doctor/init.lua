@@ -50,7 +50,7 @@ local M = { setup = S, checks = C, model_checks = MC, data_checks = DC, probes =
 
 M.order = R.ids()
 
-local marks = { ok = "ok  ", warn = "WARN", fail = "FAIL", skip = "skip" }
+local marks = { ok = "ok  ", warn = "WARN", fail = "FAIL", skip = "skip", inconclusive = "??  " }
 
 local Report = {}
 Report.__index = Report
@@ -108,8 +108,8 @@ function Report:__tostring()
 end
 
 function Report:summary()
-  return ("doctor: %d checks, %d failed, %d warnings, %d skipped, %d explained (%.1f s CPU)"):format(
-    #self.findings, self.failed, self.warned, self.skipped, self.explained or 0, self.seconds or 0)
+  return ("doctor: %d checks, %d failed, %d warnings, %d inconclusive, %d skipped, %d explained (%.1f s CPU)"):format(
+    #self.findings, self.failed, self.warned, self.inconclusive, self.skipped, self.explained or 0, self.seconds or 0)
 end
 
 local run
@@ -218,6 +218,7 @@ local function conclude(report)
     elseif f.verdict == "fail" then report.failed = report.failed + 1
     elseif f.verdict == "warn" then report.warned = report.warned + 1 end
     if f.verdict == "skip" then report.skipped = report.skipped + 1 end
+    if f.verdict == "inconclusive" then report.inconclusive = report.inconclusive + 1 end
   end
   report.ok = report.failed == 0
 end
@@ -245,7 +246,7 @@ run = function(setup, opts)
   cache_batches(ctx, s, opts, device)
   first_output(ctx, s)
 
-  local report = setmetatable({ findings = {}, failed = 0, warned = 0, skipped = 0, task = ctx.task }, Report)
+  local report = setmetatable({ findings = {}, failed = 0, warned = 0, skipped = 0, inconclusive = 0, task = ctx.task }, Report)
   say(("doctor: task %s%s, first batch x %s, y %s"):format(ctx.task,
     ctx.num_classes and (" (" .. ctx.num_classes .. " classes)") or "",
     size_str(ctx.batches[1].x), size_str(ctx.batches[1].y)))
