@@ -356,6 +356,29 @@ function M.collect()
   C.lt_heap_trim()
 end
 
+--[[ Before a backward pass (torch.autograd's backward calls it). A forward leaves its
+     intermediate tensors' handles to the collector (a module's output, once the next module has
+     consumed it, is garbage in Lua), and autograd frees a saved activation only when no handle
+     holds it: until the collector finds those handles, every activation lives through backward
+     and after it, where C++ frees each one as soon as backward has used it. So when the tensor
+     memory made since the last such collection is large (a quarter of what was live after it,
+     and at least 1 MiB, so that a tiny model's step does not pay a full cycle each time), one
+     full collection here hands the activations to autograd alone. ]]
+local BACKWARD_MIN_BYTES = 1 * 1024 * 1024
+local live_after_backward_collect = tonumber(mem.live_bytes)
+local device_after_backward_collect = tonumber(mem.device_bytes_made)
+function M.before_backward()
+  local live, device = tonumber(mem.live_bytes), tonumber(mem.device_bytes_made)
+  local grown = (live - live_after_backward_collect) + (device - device_after_backward_collect)
+  local limit = live_after_backward_collect / 4
+  if grown < (limit > BACKWARD_MIN_BYTES and limit or BACKWARD_MIN_BYTES) or stepping or slab.sweeping then return end
+  collectgarbage("collect")
+  sweep()
+  account(false)
+  live_after_backward_collect = tonumber(mem.live_bytes)
+  device_after_backward_collect = tonumber(mem.device_bytes_made)
+end
+
 local LT_ERR_MEMORY = C.LT_ERR_MEMORY
 
 --[[ After an out-of-memory error: garbage tensors that the collector has not found yet may hold

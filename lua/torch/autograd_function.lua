@@ -170,6 +170,7 @@ end
 
 --[[ Runs backward from `tensors` (a list) with `grads` (a list, entries may be nil). ]]
 function M.backward(tensors, grads, retain, create, what)
+  memory.before_backward()   -- garbage handles of the forward's activations go first (torch._memory)
   local n = #tensors
   local ts, gs = _C.TensorArray(n), _C.TensorArray(n)
   for i = 1, n do

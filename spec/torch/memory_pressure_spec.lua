@@ -12,7 +12,8 @@
   collected hold most of the limit, and the next allocation succeeds after the collection and
   retry, through the generic dispatcher, the unary, binary and matmul fast paths; a real
   out-of-memory (live tensors) still raises libtorch's message, naming the op. gc_cycles counts
-  finished collection cycles.
+  finished collection cycles. Before backward, the forward's dropped intermediates are collected
+  so that autograd alone holds the activations and frees them as C++ does.
 
   Run:  bash scripts/test.sh spec/torch/memory_pressure_spec.lua
 ]]
@@ -134,6 +135,29 @@ describe("out of memory: a full collection and one retry", function()
     assert.is_false(ok)
     assert.matches("must match the size", err, 1, true)
     assert.are.equal(calls, torch.memory_stats().gc_cycles)   -- no collection ran
+  end)
+end)
+
+describe("before backward", function()
+  after_each(function() collectgarbage("restart") end)
+
+  it("the forward's dropped intermediates do not live through backward (autograd frees them as in C++)", function()
+    torch.collect()
+    collectgarbage("stop")   -- only the collection before backward may find the garbage handles
+    local x = torch.randn(2 ^ 21, { requires_grad = true })   -- 8 MiB
+    local base = torch.memory_stats().live_bytes
+    local loss
+    do
+      local a = x:exp()   -- saved by exp's backward (its result)
+      local b = a * 2     -- saved by nothing
+      loss = b:sum()
+    end
+    assert.is_true(torch.memory_stats().live_bytes >= base + 16 * MB)
+    loss:backward()
+    -- left: x.grad (8 MiB) and the scalar loss; a and b were garbage and are gone
+    assert.is_true(torch.memory_stats().live_bytes <= base + 8 * MB + 4096,
+      "live after backward: " .. (torch.memory_stats().live_bytes - base))
+    assert.are.equal(2 ^ 21, x.grad:numel())
   end)
 end)
 
