@@ -71,6 +71,7 @@ local function measure(name)
   result(name .. "_base_bytes", base, "bytes")
   result(name .. "_gc_cycles_per_step", (torch.memory_stats().gc_cycles - cycles) / steps, "cycles")
   result(name .. "_ms_per_step", dt / steps * 1000, "ms")
+  step = nil   -- the next workload starts without this one's model
   torch.collect()
 end
 
