@@ -8,7 +8,8 @@
 
   Run:  build/ltorch bench/peak_memory.lua [WORKLOAD] [STEPS]
         (cmake --build build --target bench_peak_memory_cpp; build/bench_peak_memory_cpp WORKLOAD STEPS)
-    WORKLOAD  mlp | cnn | transformer | all (default all): bench/workloads.lua's steps and sizes
+    WORKLOAD  mlp | cnn | transformer | all (default all, each in its own process):
+              bench/workloads.lua's steps and sizes
     STEPS     measured steps after 5 warm-up steps (default 50)
   Output, per workload: "RESULT <workload>_peak_bytes <n> bytes" (the highest live bytes over
   the measured steps, counted from a peak reset after warm-up), "RESULT <workload>_base_bytes"
@@ -56,9 +57,8 @@ local builders = {
   end,
 }
 
-local function measure(name)
-  torch.manual_seed(0)
-  local step = builders[name]()
+-- Warm-up, a collection and a peak reset, then the measured steps: peak, base, cycles, seconds.
+local function run(step)
   for _ = 1, WARMUP do step() end
   torch.collect()   -- the reset starts from live tensors only, as C++'s does; garbage made from here counts
   mem.peak_bytes = mem.live_bytes
@@ -66,18 +66,26 @@ local function measure(name)
   local cycles = torch.memory_stats().gc_cycles
   local t0 = os.clock()
   for _ = 1, steps do step() end
-  local dt = os.clock() - t0
-  result(name .. "_peak_bytes", tonumber(mem.peak_bytes), "bytes")
+  return tonumber(mem.peak_bytes), base, torch.memory_stats().gc_cycles - cycles, os.clock() - t0
+end
+
+local function measure(name)
+  torch.manual_seed(0)
+  local peak, base, cycles, dt = run(builders[name]())
+  result(name .. "_peak_bytes", peak, "bytes")
   result(name .. "_base_bytes", base, "bytes")
-  result(name .. "_gc_cycles_per_step", (torch.memory_stats().gc_cycles - cycles) / steps, "cycles")
+  result(name .. "_gc_cycles_per_step", cycles / steps, "cycles")
   result(name .. "_ms_per_step", dt / steps * 1000, "ms")
-  step = nil   -- the next workload starts without this one's model
-  torch.collect()
 end
 
 torch.set_num_threads(1)
 if which == "all" then
-  for _, name in ipairs({ "mlp", "cnn", "transformer" }) do measure(name) end
+  -- each workload in its own process, so that none starts with another's leftovers
+  for _, name in ipairs({ "mlp", "cnn", "transformer" }) do
+    local p = assert(io.popen(("%s %s %s %d"):format(arg[-1] or "build/ltorch", arg[0], name, steps)))
+    io.write(p:read("*a"))
+    assert(p:close(), name .. " failed")
+  end
 elseif builders[which] then
   measure(which)
 else

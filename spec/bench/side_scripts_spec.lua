@@ -1,8 +1,8 @@
 --[[
   spec/bench/side_scripts_spec.lua — the diagnostic benchmarks beside bench/run.lua (the ones
   docs/PERFORMANCE.md quotes figures from) still run and print what their headers promise, at
-  tiny sizes: after_burst, dispatch_breakdown, first_steps, memory_trace, varying_shapes, and
-  make_image_folder + data_pipeline. Only the output's shape and that figures are numbers are
+  tiny sizes: after_burst, dispatch_breakdown, first_steps, memory_trace, varying_shapes,
+  peak_memory, and make_image_folder + data_pipeline. Only the output's shape and that figures are numbers are
   checked (and that the slab is back to a small top after the burst); no timing is asserted.
 
   Run:  build/ltorch /usr/bin/busted spec/bench/side_scripts_spec.lua   (~15 s)
@@ -82,5 +82,16 @@ describe("bench side scripts at tiny sizes", function()
       assert.is_truthy(rate, out)
       assert.is_true(tonumber(rate) > 0, out)
     end
+  end)
+
+  it("peak_memory.lua prints peak and base live bytes and GC cycles per step, peak at least base", function()
+    local out, ok = run("peak_memory.lua mlp 3")
+    assert.is_true(ok, out)
+    local peak = tonumber(out:match("RESULT mlp_peak_bytes (%d+) bytes"))
+    local base = tonumber(out:match("RESULT mlp_base_bytes (%d+) bytes"))
+    local cycles = tonumber(out:match("RESULT mlp_gc_cycles_per_step ([%d.e+-]+) cycles"))
+    assert.is_truthy(peak and base and cycles, out)
+    -- the MLP's parameters and AdamW's two moments alone are over 3 MB
+    assert.is_true(base > 3e6 and peak > base and cycles >= 0, out)
   end)
 end)
