@@ -6,7 +6,8 @@
   gives the same gradients as without (dropout masks repeat: the RNG state is restored for the
   recomputation) and a lower peak of tensor memory during forward+backward, measured with
   torch.memory_stats().peak_bytes over the live bytes before the step and printed; input
-  gradients flow through a checkpoint; the callable module also exposes .checkpoint.
+  gradients flow through a checkpoint; the callable module also exposes .checkpoint; dropout
+  replayed with forward's CPU and CUDA generator states (CUDA pending without a GPU).
 
   Run:  build/ltorch /usr/bin/busted spec/autograd/checkpoint_spec.lua
 ]]
@@ -64,6 +65,31 @@ describe("torch.utils.checkpoint", function()
     assert.is_true(close(gb, b.grad))
     assert.is_true(close(gw, w.grad))
   end)
+
+  -- On CUDA the dropout masks come from the device's generator: checkpoint must save and restore
+  -- its state too (pending without a GPU; bench/gpu/check.sh runs this file on one).
+  for _, dev in ipairs({ "cpu", "cuda" }) do
+    it("replays dropout on " .. dev .. " with forward's generator states, leaving the stream as it was", function()
+      if dev == "cuda" and not torch.cuda.is_available() then pending("no CUDA device") return end
+      local drop = nn.Dropout(0.5)
+      local function block(t) return drop(t * 3) end
+      local x = torch.randn(64, 32, { device = dev, requires_grad = true })
+      torch.manual_seed(21)
+      local y = torch.utils.checkpoint(block, x)
+      y:sum():backward()
+      local after_ckpt = torch.rand(4, { device = dev }):cpu()
+      local g = x.grad:clone()
+      x.grad = nil
+      torch.manual_seed(21)
+      local y2 = block(x)
+      y2:sum():backward()
+      local after_plain = torch.rand(4, { device = dev }):cpu()
+      assert.is_true(close(g, x.grad, 0), "recomputed dropout masks differ from forward's")
+      assert.is_true(close(y, y2, 0))
+      -- the recompute ran inside a fork: the caller's stream goes on as if it had not happened
+      assert.is_true(close(after_ckpt, after_plain, 0))
+    end)
+  end
 
   it("under no_grad it just runs fn", function()
     local x = torch.randn(3, { requires_grad = true })

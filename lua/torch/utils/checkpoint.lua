@@ -1,7 +1,8 @@
 --[[
   torch.utils.checkpoint — activation checkpointing: trade compute for memory. checkpoint(fn, ...)
   runs fn(...) without keeping its intermediate activations; in backward it runs fn again (with
-  the CPU RNG state it had in forward, so dropout masks repeat) and backpropagates through that
+  the CPU generator's state it had in forward, and the states of the CUDA devices of its tensor
+  arguments, as PyTorch's; so dropout masks repeat) and backpropagates through that
   recomputation. Gradients equal those of calling fn directly; the activations inside fn are held
   only while its own segment's backward runs.
 
@@ -22,6 +23,7 @@ local _C = require "torch._C"
 local af = require "torch.autograd_function"
 local memory = require "torch._memory"
 local pack = require("torch._args").pack
+local guard = require "torch._guard"
 
 local Ref = _C.Ref
 local istype = ffi.istype
@@ -31,12 +33,44 @@ local M = {}
 local Checkpoint = af.Function("CheckpointFunctionBackward")
 Checkpoint._release_grads = true  -- backward keeps no reference to its grads: free them at once
 
+--[[ The CUDA devices of fn's tensor arguments and their generators' states (PyTorch's
+     get_device_states): dropout inside fn draws from them, so the recompute must start from the
+     same states. Nothing when CUDA is not in use. ]]
+local function cuda_states(torch, ...)
+  local devices, states, seen = {}, {}, {}
+  if torch.cuda.device_count() == 0 then return devices, states end
+  for i = 1, select("#", ...) do
+    local a = select(i, ...)
+    if istype(Ref, a) then
+      local d = a.device
+      if d.type == "cuda" and not seen[d.index or 0] then
+        seen[d.index or 0] = true
+        devices[#devices + 1] = d.index or 0
+        states[#states + 1] = torch.cuda.get_rng_state(d.index or 0)
+      end
+    end
+  end
+  return devices, states
+end
+
+-- fn() with the CUDA generators set to forward's states and put back afterwards (fork_rng).
+local function with_forward_cuda_states(torch, ctx, fn)
+  if ctx.devices == nil or #ctx.devices == 0 then return fn() end
+  return torch.random.fork_rng({ devices = ctx.devices }, function()
+    for i, d in ipairs(ctx.devices) do torch.cuda.set_rng_state(ctx.device_states[i], d) end
+    return fn()
+  end)
+end
+
 -- `anchor` is an empty tensor requiring grad, so the segment joins the graph even when none of its
 -- tensor arguments requires grad (only the weights inside fn do: the first block of a network).
 function Checkpoint.forward(ctx, fn, preserve, _anchor, ...)
   local torch = require "torch"
   ctx.fn, ctx.preserve, ctx.requires = fn, preserve, {}
-  if preserve then ctx.rng = torch.get_rng_state() end
+  if preserve then
+    ctx.rng = torch.get_rng_state()
+    ctx.devices, ctx.device_states = cuda_states(torch, ...)
+  end
   ctx.n_args = select("#", ...)
   -- The inputs only (fn's activations are not kept), as handles of our own so that backward can
   -- release them at once instead of waiting for the Lua collector.
@@ -71,16 +105,12 @@ local function recompute_backward(ctx, ...)
       detached[i] = a
     end
   end
-  local saved_rng
-  if ctx.preserve then
-    saved_rng = torch.get_rng_state()
-    torch.set_rng_state(ctx.rng)
-  end
-  local ok, outs = pcall(function()
+  local function recompute()
     return torch.enable_grad(function() return { ctx.fn(unpack(detached, 1, ctx.n_args)) } end)
-  end)
-  if saved_rng then torch.set_rng_state(saved_rng) end
-  if not ok then error(outs, 0) end
+  end
+  -- forward's generator state for the recompute, the caller's back after it whatever raised
+  local function recompute_with_rng() return with_forward_cuda_states(torch, ctx, recompute) end
+  local outs = ctx.preserve and guard.rng(torch.get_rng_state(), ctx.rng, recompute_with_rng) or recompute()
   -- Backward through the recomputed segment; inputs' grads are read back from the detached copies.
   local ts, gs = {}, {}
   local k = 0
@@ -105,7 +135,7 @@ function Checkpoint.backward(ctx, ...)
   for i = 1, ctx.n_args do
     if istype(Ref, ctx.args[i]) then memory.free(ctx.args[i]) end
   end
-  ctx.args, ctx.rng = nil, nil
+  ctx.args, ctx.rng, ctx.device_states = nil, nil, nil
   return unpack(result, 1, ctx.n_args + 3)
 end
 
