@@ -18,7 +18,7 @@ local planted = {
   ignored_class = "loss_coverage", eval_augment = "eval_data",
 }
 local corpus = { "tabular_regression", "imbalanced_classes", "noisy_small_classification", "cnn_bars", "autoencoder",
-  "lbfgs_logistic", "multi_output_regression", "sequence_targets", "tiny_language_model", "slow_start" }
+  "multi_output_regression", "sequence_targets", "tiny_language_model", "slow_start" }
 
 local rows, buckets = {}, {}
 local function bucket(conf, right)
