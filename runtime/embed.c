@@ -157,15 +157,9 @@ static void interrupt_hook(lua_State *L, lua_Debug *ar)
     lua_getfield(L, LUA_REGISTRYINDEX, "ltorch.runtime");
     rt = lua_touserdata(L, -1);
     lua_pop(L, 1);
-    if (rt != NULL && atomic_load(&rt->interrupt) && rt->deferrals < MAX_INTERRUPT_DEFERRALS
-        && ltorch_interrupt_deferred(L)) {
-        rt->deferrals++; /* inside an atomic library function: the hook fires again next instruction */
-        return;
-    }
     lua_sethook(L, NULL, 0, 0);
     if (rt == NULL || !atomic_exchange(&rt->interrupt, 0))
         return;
-    rt->deferrals = 0;
     if (rt->cell != NULL && !lt_interrupt_take(rt->cell))
         return; /* a tensor op already raised this interrupt (LT_TRY_OP): one raise, not two */
     if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0)

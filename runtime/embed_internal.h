@@ -26,7 +26,6 @@ struct ltorch_runtime {
     atomic_flag busy;  /* set while a call runs: a second thread gets LTORCH_ERR_BUSY */
     atomic_int running;   /* 1 while a call runs Lua code (ltorch_interrupt may hook it) */
     atomic_int interrupt; /* ltorch_interrupt was called during the running call */
-    int deferrals;        /* times the interrupt hook waited inside an atomic function */
     struct lt_interrupt_cell *cell; /* the calling thread's request cell (bindings), set per call */
 };
 

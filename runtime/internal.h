@@ -24,14 +24,6 @@ void ltorch_prepend_path(lua_State *L, const char *lua_dir);
 void ltorch_interrupt_arm(lua_State *L);
 void ltorch_interrupt_disarm(lua_State *L);
 void ltorch_interrupt_register(lua_State *L, int table_index);
-/* Registry key of the library's atomic functions (a weak-keyed set, see torch/_atomic.lua). */
-#define ATOMIC_KEY "ltorch.atomic"
-/* Deferrals allowed before an interrupt raises even inside an atomic function: a bug that
- * loops there must not make Ctrl-C or ltorch_interrupt useless. Atomic functions run a few
- * dozen instructions of their own, so correct code never reaches the bound. */
-#define MAX_INTERRUPT_DEFERRALS 1000000
-/* 1 while the innermost Lua function running is atomic: an interrupt hook must wait. */
-int ltorch_interrupt_deferred(lua_State *L);
 
 /* guard.c — adds _LTORCH.guard: set a state, lua_pcall a function, restore, re-raise. */
 void ltorch_guard_register(lua_State *L, int table_index);

@@ -24,14 +24,9 @@
  * (_LTORCH.interrupt_pending is a light userdata pointing at a function pointer, so
  * no symbol has to be exported from the executable.)
  *
- * Atomic functions: a few library functions change thread state (grad mode, inference mode,
- * autocast), run user code under pcall and restore the state after it. An interrupt raised in
- * their own instructions (between the change and the pcall, or between the pcall's return and
- * the restore) would leave the state changed for every later call. The library lists them in
- * registry["ltorch.atomic"] (torch._atomic); while the innermost running Lua function is one of
- * them, ltorch_interrupt_deferred says so and the hook (this one and ltorch_interrupt's) waits
- * for the next instruction instead of raising. User code they call is a deeper frame, so it
- * stays interruptible, and its error reaches the restore through the pcall.
+ * State changes: the library sets grad mode, inference mode, autocast and the like in one C call
+ * that also runs the user's function under lua_pcall and restores the state (runtime/guard.c), so
+ * an interrupt may land on any instruction: no Lua instruction runs between a set and its restore.
  *
  * How: ltorch_interrupt_arm(L) / ltorch_interrupt_disarm(L) around lua_pcall (done by
  * ltorch_pcall); ltorch_interrupt_register(L, idx) adds the two fields to _LTORCH.
@@ -78,40 +73,8 @@ static int raise_interrupted(lua_State *L)
     return lua_error(L);
 }
 
-int ltorch_interrupt_deferred(lua_State *L)
-{
-    lua_Debug d;
-    int level, atomic = 0;
-    lua_getfield(L, LUA_REGISTRYINDEX, ATOMIC_KEY);
-    if (!lua_istable(L, -1)) {
-        lua_pop(L, 1);
-        return 0;
-    }
-    for (level = 0; lua_getstack(L, level, &d); level++) {
-        if (!lua_getinfo(L, "Sf", &d))
-            break;
-        if (d.what != NULL && strcmp(d.what, "C") == 0) {
-            lua_pop(L, 1); /* pcall, error, an FFI call: their Lua caller decides */
-            continue;
-        }
-        lua_rawget(L, -2);
-        atomic = lua_toboolean(L, -1);
-        lua_pop(L, 1);
-        break;
-    }
-    lua_pop(L, 1);
-    return atomic;
-}
-
-static int stop_deferrals;
-
 static void stop_hook(lua_State *L, lua_Debug *ar)
 {
-    if (stop_deferrals < MAX_INTERRUPT_DEFERRALS && ltorch_interrupt_deferred(L)) {
-        stop_deferrals++; /* the hook stays set: it fires again on the next instruction */
-        return;
-    }
-    stop_deferrals = 0;
     if (armed_cell != NULL && !lt_interrupt_take(armed_cell)) {
         /* a tensor op already raised this interrupt (LT_TRY_OP): one raise, not two */
         lua_sethook(L, NULL, 0, 0);

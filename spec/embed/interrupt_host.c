@@ -14,7 +14,7 @@
  *   - modes(): torch.no_grad, inference_mode, autocast and a Function's forward in an endless
  *     loop, MODE_ROUNDS times at delays a few microseconds apart -> each time "interrupted!", and
  *     after it grad mode is on, inference mode and autocast off: no interrupt lands between a
- *     mode change and its restore (torch._atomic);
+ *     mode change and its restore (the C guard, runtime/guard.c);
  *   - tensor_spin(): a loop of tensor ops LuaJIT compiles into one trace (no hook runs there) ->
  *     "interrupted!" raised by the op itself, and the next call runs normally;
  *   - ltorch_interrupt with no call running leaves the next call alone; NULL is LTORCH_ERR_ARG.
