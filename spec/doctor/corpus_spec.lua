@@ -6,8 +6,9 @@
 -- also runs each alone to check its metric.
 local doctor = require "torch.doctor"
 
-local fast = { "tabular_regression", "imbalanced_classes", "multi_output_regression",
-  "tiny_language_model" }
+-- CI runs the two measured under the run budget; the others are not yet measured under doctor
+-- in one process (a busted run of four scripts exceeded the machine's memory)
+local fast = { "tabular_regression", "imbalanced_classes" }
 local all = { "tabular_regression", "imbalanced_classes", "noisy_small_classification", "cnn_bars", "autoencoder",
   "multi_output_regression", "sequence_targets", "tiny_language_model", "slow_start" }
 -- not yet passing: lbfgs_logistic (doctor does not trace a closure optimizer's step; issue #38 open item)
