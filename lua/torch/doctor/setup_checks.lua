@@ -14,7 +14,6 @@
     local SC = require "torch.doctor.setup_checks"
     SC.train_mode(ctx) -> finding
 ]]
-local torch = require "torch"
 local S = require "torch.doctor.setup"
 local U = require "torch.doctor.check_util"
 
