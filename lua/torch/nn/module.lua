@@ -291,7 +291,8 @@ end
      buffer to its converted tensor (children first). A parameter whose new tensor can share its
      TensorImpl type (CPU <-> CUDA, any dtype) is changed in place (param.data = new), so
      optimizers keep referring to it; otherwise (to or from "meta") it is replaced by a new
-     nn.Parameter, as PyTorch does. Buffers are replaced. ]]
+     nn.Parameter, as PyTorch does. Buffers are replaced by what fn gives (kept when it changed
+     nothing, as PyTorch's to() then returns the tensor itself). ]]
 function Module:_apply(fn, recurse)
   if recurse ~= false then
     for _, m in ipairs(self:children()) do m:_apply(fn) end
@@ -322,7 +323,13 @@ function Module:_apply(fn, recurse)
     end
     for _, n in ipairs(buffers.names) do
       local b = buffers.values[n]
-      if b ~= nil then buffers.values[n] = fn(b) end
+      if b ~= nil then
+        local applied = fn(b)
+        -- a conversion with nothing to do gives the tensor itself in PyTorch: keep the same object
+        if not (applied.dtype == b.dtype and applied.device == b.device and applied:data_ptr() == b:data_ptr()) then
+          buffers.values[n] = applied
+        end
+      end
     end
   end)
   return self
