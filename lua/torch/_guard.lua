@@ -61,8 +61,11 @@ if native then
   M.job = native.with_job
   M.fork = native.with_fork
   function M.anomaly(enabled, fn, ...) return native.with_anomaly(enabled, (jit.status()), fn, ...) end
-  -- the Tensors stay referenced by this frame (arguments) until with_rng returns
-  function M.rng(restore, set, fn, ...) return with_rng(handle(restore), handle(set), fn, ...) end
+  -- C gets raw handles: the Tensors must stay referenced until with_rng returns, so with_rng is
+  -- not a tail call (a tail call drops this frame, and the collector could free `restore` while fn
+  -- runs); `kept` receives them as arguments after with_rng has returned.
+  local function kept(_, _, ...) return ... end
+  function M.rng(restore, set, fn, ...) return kept(restore, set, with_rng(handle(restore), handle(set), fn, ...)) end
   return M
 end
 
