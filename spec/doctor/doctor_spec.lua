@@ -149,8 +149,10 @@ describe("torch.doctor finds planted bugs", function()
     s.train_loader = function() return fx.batches(x, ys, 64) end
     local r = run(s)
     assert.are.equal("label_alignment", r.cause.id)
-    assert.are.equal("label_alignment", r:get("input_independent").explained_by)
-    assert.matches("shuffled across samples", r.cause.evidence)
+    -- the input-independence probe is not a second failure: explained by the cause, or undecided
+    local ii = r:get("input_independent")
+    assert.is_true(ii.explained_by == "label_alignment" or ii.verdict == "inconclusive", tostring(ii.verdict))
+    assert.matches("shuffled, sorted or filtered separately", r.cause.cause, 1, true)
     assert.are.equal(1, r.failed)
   end)
 
