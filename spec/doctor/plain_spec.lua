@@ -42,7 +42,7 @@ local planted = {
   no_zero_grad = { "zero_grad", "found the previous step's gradients still there" },
   mse_shape = { "target_format", "broadcast" },
   eval_mode = { "train_mode", "optimizer steps taken with the model in eval mode" },
-  shuffled_labels = { "label_alignment", "shuffled across samples" },
+  shuffled_labels = { "label_alignment", "labels shuffled %d" },
   zero_inputs = { "input_pipeline", "all zero" },
   tiny_lr = { "learning_rate", "lr 1e%-12" },
   lr_overwritten = { "lr_applied", "overwritten" },
@@ -76,8 +76,13 @@ describe("the differential diagnosis of an input-independent model", function()
   it("explains the baseline failure by the cause that produced it", function()
     local r = run("tiny_lr")
     local ii = r:get("input_independent")
-    assert.is_truthy(ii.verdict == "fail" or ii.verdict == "warn")
-    assert.are.equal("learning_rate", ii.explained_by)
+    -- held-out baselines (#38): either a failure explained by the cause, or undecided beside it
+    if ii.verdict == "fail" or ii.verdict == "warn" then
+      assert.are.equal("learning_rate", ii.explained_by)
+    else
+      assert.are.equal("inconclusive", ii.verdict)
+    end
+    assert.are.equal("learning_rate", r.cause.id)
     assert.matches("1e%-02: ", r:get("learning_rate").evidence)   -- the sweep's numbers
     r = run("zero_inputs")
     assert.are.equal("input_pipeline", r:get("input_independent").explained_by)
