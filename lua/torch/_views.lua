@@ -183,7 +183,7 @@ Tensor.chunk = M.chunk
      non_blocking and a second copy (Python's positional to(device, dtype, non_blocking, copy)).
      Returns dtype, device (nil when not given) and the options table. Errors blame the caller
      of `what` (Tensor.to, Module.to). ]]
-function M.parse_to(what, a, b, c)
+function M._parse_to(what, a, b, c)
   local dt, dev, opts, flags
   for i, v in ipairs({ a, b, c }) do
     if istype(Ref, v) then
@@ -214,7 +214,7 @@ function M.parse_to(what, a, b, c)
   end
   return dt, dev, opts
 end
-local parse_to = M.parse_to
+local parse_to = M._parse_to
 
 --[[ to(dtype) | to(device) | to(device, dtype) | to(other_tensor) |
      to({dtype=, device=, non_blocking=, copy=}) ]]

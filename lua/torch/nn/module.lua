@@ -342,7 +342,7 @@ local views = require "torch._views"
      every tensor moves; only a dtype given: floating-point and complex tensors are cast and each
      keeps its device, as in PyTorch. ]]
 function Module:to(a, b, c)
-  local dt, dev, opts = views.parse_to("to", a, b, c)
+  local dt, dev, opts = views._parse_to("to", a, b, c)
   if dt and not (dt.is_floating_point or dt.is_complex) then
     error("nn.Module.to only accepts floating point or complex dtypes, but got desired dtype=" .. tostring(dt), 2)
   end
