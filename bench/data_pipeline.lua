@@ -23,9 +23,9 @@ local ds = data.datasets.ImageFolder(dir, { transform = tf, channels = 1 })
 
 local function now()
   local ffi = require "ffi"
-  pcall(ffi.cdef, "typedef struct { long tv_sec; long tv_nsec; } bench_timespec; int clock_gettime(int, bench_timespec *);")
+  pcall(ffi.cdef, "typedef struct { long tv_sec; long tv_nsec; } bench_timespec; int bench_dp_clock_gettime(int, bench_timespec *) __asm__(\"clock_gettime\");")
   local ts = ffi.new("bench_timespec")
-  ffi.C.clock_gettime(1, ts)
+  ffi.C.bench_dp_clock_gettime(1, ts)
   return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
 end
 

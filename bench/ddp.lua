@@ -18,10 +18,10 @@
 ]]
 local ffi = require "ffi"
 
-pcall(ffi.cdef, "struct bench_ddp_ts { long s; long ns; }; int clock_gettime(int, struct bench_ddp_ts *);")
+pcall(ffi.cdef, "struct bench_ddp_ts { long s; long ns; }; int bench_ddp_clock_gettime(int, struct bench_ddp_ts *) __asm__(\"clock_gettime\");")
 local function wall()
   local ts = ffi.new("struct bench_ddp_ts")
-  ffi.C.clock_gettime(1, ts)
+  ffi.C.bench_ddp_clock_gettime(1, ts)
   return tonumber(ts.s) + tonumber(ts.ns) * 1e-9
 end
 

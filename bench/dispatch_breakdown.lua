@@ -21,10 +21,10 @@ local ffi = require "ffi"
 local _C = require "torch._C"
 local C = _C.C
 local memory = require "torch._memory"
-pcall(ffi.cdef, "typedef struct { long tv_sec; long tv_nsec; } bench_timespec; int clock_gettime(int, bench_timespec *);")
+pcall(ffi.cdef, "typedef struct { long tv_sec; long tv_nsec; } bench_timespec; int bench_db_clock_gettime(int, bench_timespec *) __asm__(\"clock_gettime\");")
 pcall(ffi.cdef, "typedef struct bench_ref_lf { lt_tensor *h; } bench_ref_lf; typedef struct bench_ref_cf { lt_tensor *h; } bench_ref_cf;")
 local ts = ffi.new("bench_timespec")
-local function now() ffi.C.clock_gettime(2, ts) return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9 end
+local function now() ffi.C.bench_db_clock_gettime(2, ts) return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9 end
 
 local RefLuaFin = ffi.metatype("bench_ref_lf", { __gc = function(t)
   local h = t.h

@@ -70,10 +70,10 @@ local PYTHON = os.getenv("BENCH_PYTHON") or (root .. "/.venv/bin/python")
 local CPP = root .. "/build/bench_workloads_cpp"
 local CPP_SRC = root .. "/bench/workloads.cpp"
 
-pcall(ffi.cdef, "typedef struct { long tv_sec; long tv_nsec; } bench_timespec; int clock_gettime(int, bench_timespec *);")
+pcall(ffi.cdef, "typedef struct { long tv_sec; long tv_nsec; } bench_timespec; int bench_run_clock_gettime(int, bench_timespec *) __asm__(\"clock_gettime\");")
 local ts = ffi.new("bench_timespec")
 local function now()
-  ffi.C.clock_gettime(1, ts)
+  ffi.C.bench_run_clock_gettime(1, ts)
   return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
 end
 

@@ -45,10 +45,10 @@ local function sync() if cuda then torch.cuda.synchronize() end end
 
 -- Wall-clock seconds (CLOCK_MONOTONIC): GPU work is timed between two synchronizes.
 local ffi = require "ffi"
-pcall(ffi.cdef, "struct graph_step_ts { long s; long ns; }; int clock_gettime(int, struct graph_step_ts *);")
+pcall(ffi.cdef, "struct graph_step_ts { long s; long ns; }; int graph_step_clock_gettime(int, struct graph_step_ts *) __asm__(\"clock_gettime\");")
 local ts = ffi.new("struct graph_step_ts")
 local function now()
-  ffi.C.clock_gettime(1, ts)
+  ffi.C.graph_step_clock_gettime(1, ts)
   return tonumber(ts.s) + tonumber(ts.ns) * 1e-9
 end
 

@@ -9,10 +9,10 @@ M.free_port = dofile("spec/distributed/fixtures/free_port.lua")
 function M.q(s) return "'" .. tostring(s):gsub("'", [['\'']]) .. "'" end
 
 local ffi = require "ffi"
-pcall(ffi.cdef, "struct lt_spec_ts { long s; long ns; }; int clock_gettime(int, struct lt_spec_ts *);")
+pcall(ffi.cdef, "struct lt_spec_ts { long s; long ns; }; int lt_spec_clock_gettime(int, struct lt_spec_ts *) __asm__(\"clock_gettime\");")
 function M.now()
   local ts = ffi.new("struct lt_spec_ts")
-  ffi.C.clock_gettime(1, ts)
+  ffi.C.lt_spec_clock_gettime(1, ts)
   return tonumber(ts.s) + tonumber(ts.ns) * 1e-9
 end
 

@@ -67,7 +67,7 @@ int poll(struct lt_run_pollfd *fds, unsigned long nfds, int timeout);
 pid_t waitpid(pid_t pid, int *status, int options);
 int kill(pid_t pid, int sig);
 long readlink(const char *path, char *buf, size_t n);
-int clock_gettime(int clk, struct lt_run_timespec *ts);
+int lt_run_clock_gettime(int clk, struct lt_run_timespec *ts) __asm__("clock_gettime");
 char *strerror(int errnum);
 ]]
 local C = ffi.C
@@ -89,7 +89,7 @@ end
 
 local function now()
   local ts = ffi.new("struct lt_run_timespec")
-  C.clock_gettime(CLOCK_MONOTONIC, ts)
+  C.lt_run_clock_gettime(CLOCK_MONOTONIC, ts)
   return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
 end
 

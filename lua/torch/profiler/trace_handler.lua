@@ -11,7 +11,9 @@ local ffi = require "ffi"
 
 pcall(ffi.cdef, "int getpid(void);")
 pcall(ffi.cdef, "int gethostname(char *name, size_t len);")
-pcall(ffi.cdef, "int clock_gettime(int clk_id, void *tp);")
+-- a name of our own for clock_gettime: a plain declaration by another module (its own timespec
+-- type) would otherwise decide the argument type for every caller in the process
+pcall(ffi.cdef, "int lt_profiler_clock_gettime(int clk_id, int64_t *tp) __asm__(\"clock_gettime\");")
 
 local M = {}
 
@@ -24,7 +26,7 @@ end
 local last_ns = 0
 local function time_ns()
   local ts = ffi.new("int64_t[2]")
-  ffi.C.clock_gettime(0, ts)   -- CLOCK_REALTIME, as Python's time.time_ns()
+  ffi.C.lt_profiler_clock_gettime(0, ts)   -- CLOCK_REALTIME, as Python's time.time_ns()
   local ns = tonumber(ts[0]) * 1e9 + tonumber(ts[1])
   if ns <= last_ns then ns = last_ns + 1 end   -- two traces in one ns still get two names
   last_ns = ns

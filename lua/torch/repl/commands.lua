@@ -34,11 +34,11 @@ local now = function() return os.time() end
 do
   local ok = pcall(ffi.cdef, [[
     typedef struct ltorch_repl_timespec { long tv_sec; long tv_nsec; } ltorch_repl_timespec;
-    int clock_gettime(int clk_id, ltorch_repl_timespec *tp);
+    int ltorch_repl_clock_gettime(int clk_id, ltorch_repl_timespec *tp) __asm__("clock_gettime");
   ]])
   local ts = ok and ffi.new("ltorch_repl_timespec")
-  if ok and pcall(ffi.C.clock_gettime, 1, ts) then
-    now = function() ffi.C.clock_gettime(1, ts); return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9 end
+  if ok and pcall(ffi.C.ltorch_repl_clock_gettime, 1, ts) then
+    now = function() ffi.C.ltorch_repl_clock_gettime(1, ts); return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9 end
   end
 end
 

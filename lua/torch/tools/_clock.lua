@@ -9,10 +9,10 @@ local M = {}
 M.now = os.clock
 do
   pcall(ffi.cdef, "typedef struct ltorch_tools_timespec { long tv_sec; long tv_nsec; } ltorch_tools_timespec;")
-  pcall(ffi.cdef, "int clock_gettime(int clk_id, void *tp);")
+  pcall(ffi.cdef, "int ltorch_tools_clock_gettime(int clk_id, ltorch_tools_timespec *tp) __asm__(\"clock_gettime\");")
   local ts = ffi.new("ltorch_tools_timespec")
-  if pcall(ffi.C.clock_gettime, 1, ts) then
-    M.now = function() ffi.C.clock_gettime(1, ts); return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9 end
+  if pcall(ffi.C.ltorch_tools_clock_gettime, 1, ts) then
+    M.now = function() ffi.C.ltorch_tools_clock_gettime(1, ts); return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9 end
   end
 end
 
