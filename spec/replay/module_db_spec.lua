@@ -1,0 +1,9 @@
+--[[
+  spec/replay/module_db_spec.lua — PyTorch's module_db (ModuleInfo) replayed through ltorch's public API
+  (issue #36): the cases of tools/replay/gen_module_db.py (cached under ~/.cache/ltorch/replay/),
+  run in child processes (spec/replay/runner.lua), checked against spec/replay/exceptions.lua
+  (spec/replay/report.lua). Prints the figures; docs/REPLAY.md has them with the failures
+  (build/ltorch tools/replay/write_doc.lua).
+  Run: build/ltorch /usr/bin/busted -o spec/support/summary_output.lua spec/replay/module_db_spec.lua
+]]
+require("spec.replay.report").spec("modules", { describe = describe, it = it, pending = pending, assert = assert })

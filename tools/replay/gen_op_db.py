@@ -1,0 +1,210 @@
+# tools/replay/gen_op_db.py — PyTorch's OpInfo database (op_db) as replay cases (issue #36).
+#
+# Why: op_db is PyTorch's own statement of each op's behaviour (sample inputs, error inputs);
+# spec/replay/op_db_spec.lua replays it through ltorch's public API and compares.
+#
+# What: for each OpInfo, the public name a user calls: torch.X / torch.nn.functional.X /
+# torch.linalg.X ... (from OpInfo.name), else the Tensor method (method_variant, or the in-place
+# one on a fresh tensor), an attribute (x.mT) or a reflected operator (__radd__: other + x).
+# Entries with no public spelling (private aten ops, CUDA-only jiterators, op_db's own lambdas)
+# are recorded as not replayable with the reason. For CPU float64 (with input gradients where the
+# op supports autograd), float32, int64 and complex64 it takes at most CAP[dtype] sample inputs
+# (inputs up to MAX_NUMEL elements) and records the call (positional and keyword arguments,
+# encoded by replay_common.enc), PyTorch's result, and for float64 the gradients of
+# sum(out_i * g_i) with respect to every input that requires grad (g_i recorded). Each call runs
+# after torch.manual_seed(0), so random ops can be compared too. Up to ERR_CAP error inputs per
+# entry are recorded with PyTorch's error. Prints one JSON object {torch, entries, cases}.
+#
+# Use: .venv/bin/python tools/replay/gen_op_db.py > ops.json   (spec/replay/data.lua runs it
+#      and caches the result under ~/.cache/ltorch/replay/)
+import json
+import sys
+
+import torch
+
+from replay_common import (Unencodable, arg_encoder, enc, error_text, flat_tensors, int_floats,
+                           load_testing, numel, same)
+
+CAP = {torch.float64: 3, torch.float32: 2, torch.int64: 2, torch.complex64: 2}
+MAX_NUMEL = 4000
+ERR_CAP = 6
+SEED = 0
+# their results are uninitialized memory: only dtype and shape are compared
+UNINITIALIZED = {"empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided",
+                 "empty_permuted"}
+PRIVATE = ("_", "torch.ops.", "sparse.", "jiterator_")
+ATTRS = {"T", "H", "mT", "mH"}
+# x.__rop__(other) is `other op x`: a Lua user writes the torch function with the operands swapped
+ROPS = {"__radd__": "add", "__rsub__": "sub", "__rmul__": "mul", "__rdiv__": "div",
+        "__rmod__": "remainder", "__rpow__": "pow", "__rmatmul__": "matmul",
+        "__rand__": "bitwise_and", "__ror__": "bitwise_or", "__rxor__": "bitwise_xor"}
+
+
+def resolve(op):
+    """(kind, name, python callable taking (input, *args, **kw)) or (None, reason, None)."""
+    name = op.name
+    if name == "__getitem__":
+        return None, "indexing: op_db's Python index objects (slices, Ellipsis) are not translated", None
+    if name in ATTRS:
+        return "attr", name, lambda x: getattr(x, name)
+    if name in ROPS:
+        f = getattr(torch, ROPS[name])
+        return "rop", ROPS[name], lambda x, other: f(other, x)
+    if name.startswith(PRIVATE):
+        return None, "not public API (private or CUDA-only op)", None
+    obj = torch
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            break
+    if obj is not None and callable(obj) and not isinstance(obj, type):
+        return "fn", "torch." + name, obj
+    for v in (op.method_variant, op.inplace_variant):
+        mname = getattr(v, "__name__", None)
+        if mname and getattr(torch.Tensor, mname, None) is not None and mname != "<lambda>":
+            return "method", mname, lambda x, *a, **k: getattr(x, mname)(*a, **k)
+    return None, "no public function: op_db calls it through its own lambda", None
+
+
+def dtypes_for(op):
+    try:
+        sup = op.supported_dtypes("cpu")
+    except Exception:
+        sup = set()
+    return [d for d in CAP if d in sup]
+
+
+def encode_call(sample, grad_inputs):
+    """Encodes input + args + kwargs; tensors requiring grad get "gi" (their index in grad_inputs)."""
+    e = arg_encoder(grad_inputs)
+    args = [e(sample.input)] + [e(a) for a in sample.args]
+    kw = {k: e(v) for k, v in sample.kwargs.items() if v is not None}
+    return args, kw
+
+
+def run_sample(fn, sample, want_grad):
+    if numel([sample.input, sample.args, sample.kwargs]) > MAX_NUMEL:
+        return None
+    args, kwargs = int_floats(sample.args), int_floats(sample.kwargs)
+    if repr((args, kwargs)) != repr((sample.args, sample.kwargs)):
+        results = []
+        for a, k in ((sample.args, sample.kwargs), (args, kwargs)):
+            x = sample.input.detach().clone() if isinstance(sample.input, torch.Tensor) else sample.input
+            torch.manual_seed(SEED)
+            try:
+                results.append(fn(x, *a, **k))
+            except Exception as err:
+                results.append(type(err))
+        if not same(results[0], results[1]):
+            raise Unencodable("a float argument with an integral value (2.0): PyTorch's result "
+                              "differs for the int, and Lua has one number type")
+        sample.args, sample.kwargs = args, kwargs
+    grad_inputs = []
+    args, kw = encode_call(sample, grad_inputs)
+    case = {"args": args, "n": len(args), "kw": kw}
+    x = sample.input
+    torch.manual_seed(SEED)
+    try:
+        out = fn(x, *sample.args, **sample.kwargs)
+    except Exception as err:
+        raise Unencodable("PyTorch's public function raises for op_db's sample (op_db calls it "
+                          "through its own lambda): " + error_text(err)[:80])
+    case["out"] = enc(out)
+    if want_grad and grad_inputs:
+        outs = [t for t in flat_tensors(out, []) if t.requires_grad and t.dtype.is_floating_point]
+        if outs:
+            gen = torch.Generator().manual_seed(1)
+            gout = [torch.randn(t.shape, dtype=t.dtype, generator=gen) for t in outs]
+            try:
+                grads = torch.autograd.grad(outs, grad_inputs, gout, allow_unused=True)
+                case["gout"] = [enc(g) for g in gout]
+                case["grads"] = [enc(g) if g is not None else None for g in grads]
+            except Exception as err:
+                case["gerr"] = error_text(err)
+    return case
+
+
+def entry_cases(op, fn, inplace):
+    cases, skips = [], {}
+    for dtype in dtypes_for(op):
+        want_grad = dtype == torch.float64 and op.supports_autograd and not inplace
+        taken = 0
+        try:
+            it = iter(op.sample_inputs("cpu", dtype, requires_grad=want_grad))
+        except Exception as err:
+            skips["sample_inputs failed: " + error_text(err)] = 1
+            continue
+        while taken < CAP[dtype]:
+            try:
+                sample = next(it)
+            except StopIteration:
+                break
+            except Exception as err:
+                skips["sample_inputs failed: " + error_text(err)] = 1
+                break
+            try:
+                case = run_sample(fn, sample, want_grad)
+            except Unencodable as u:
+                skips[str(u)] = skips.get(str(u), 0) + 1
+                continue
+            except Exception as err:
+                why = "not encodable: " + error_text(err)
+                skips[why] = skips.get(why, 0) + 1
+                continue
+            if case is None:
+                continue
+            case["dtype"] = str(dtype)[6:]
+            cases.append(case)
+            taken += 1
+    return cases, skips
+
+
+def error_cases(op, fn):
+    cases = []
+    try:
+        eis = list(op.error_inputs("cpu"))
+    except Exception:
+        return cases
+    for ei in eis[:ERR_CAP]:
+        si = ei.sample_input
+        try:
+            args, kw = encode_call(si, [])
+        except Exception:
+            continue
+        try:
+            fn(si.input, *si.args, **si.kwargs)
+        except Exception as err:
+            cases.append({"args": args, "n": len(args), "kw": kw, "error": error_text(err)})
+    return cases
+
+
+def main():
+    cmi, _, _ = load_testing()
+    entries, cases = [], []
+    for op in cmi.op_db:
+        key = op.name + ("." + op.variant_test_name if op.variant_test_name else "")
+        kind, name, fn = resolve(op)
+        entry = {"key": key, "kind": kind, "name": name}
+        entries.append(entry)
+        if kind is None:
+            entry["skip"] = name
+            continue
+        inplace = name.endswith("_")
+        cs, skips = entry_cases(op, fn, inplace)
+        if skips:
+            entry["skipped"] = skips
+        if op.name in UNINITIALIZED:
+            entry["meta_only"] = True
+        for c in cs:
+            c["entry"] = key
+        cases.extend(cs)
+        for c in error_cases(op, fn):
+            c["entry"] = key
+            cases.append(c)
+        if not cs:
+            entry["skip"] = "no replayable sample: " + (", ".join(skips) or "none on CPU")
+    json.dump({"torch": torch.__version__, "entries": entries, "cases": cases}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
