@@ -18,10 +18,14 @@
       releases every handle still held and nulls those refs, so a userdata finalizer that runs
       after it gets "tensor was freed", not freed memory.
     * pressure-driven collection: the Lua GC cannot see tensor bytes, so wrap reads the live
-      byte counter that the bindings' CPU allocator keeps (a struct field, no call) and, every
-      1024 handles or whenever tensor memory grew by 64 MiB, tells the collector what it cannot
+      byte counter that the bindings' CPU allocator keeps (a struct field, no call) and, after
+      N new handles or whenever tensor memory grew by 64 MiB, tells the collector what it cannot
       see with collectgarbage("step", kb): the bytes allocated since the last step plus ~512
       bytes of C++ bookkeeping per handle. A loop that drops its temporaries keeps a flat RSS.
+      N is Lua's own pause rule applied to that bookkeeping: as many handles as make twice the
+      Lua heap in C++ bytes (at least 1024, at most 65536). A step that size finishes a cycle, and a cycle marks
+      the whole heap, so a fixed N made every tensor pay more as the heap grew (the library's
+      heap grew half again with libtorch 2.11's surface: docs/PERFORMANCE.md, optimisation 15).
     * device memory (any non-CPU device) is not the CPU allocator's, and a handle's size says
       little about it (a view, a `p.grad` read or a re-wrapped tensor owns no new memory). The
       rule: (1) an estimate, kept by the bindings without a call from Lua
@@ -31,7 +35,7 @@
       window (a view of it adds nothing; an output that autograd also saves, a second
       TensorImpl on the same storage, is counted once). The estimate may over-count (a view of
       a storage counted in an earlier window) but never misses a fresh allocation. (2) When it
-      has grown 64 MiB, or at the 1024-handle step, Lua polls what libtorch's device allocators
+      has grown 64 MiB, or at the N-handle step, Lua polls what libtorch's device allocators
       really hold (lt_device_memory_poll: c10::DeviceAllocator's allocated bytes, summed over
       the devices results came from; this also starts a new window) and steps the collector by
       the allocated bytes' growth since the last step: an estimate that crossed its threshold
@@ -72,11 +76,14 @@ local M = {}
 local mem = C.lt_memory()
 local collectgarbage = collectgarbage
 
-local STEP_HANDLES = 1024
+local STEP_HANDLES = 1024              -- the fewest new handles between two steps
+local STEP_HANDLES_MAX = 65536         -- the most (~32 MiB of bookkeeping, under STEP_BYTES)
 local STEP_BYTES = 64 * 1024 * 1024
 local HANDLE_COST = 512
+local PENDING_RATIO = 2                -- dropped handles' C++ bytes per byte of Lua heap
 
 local handles_since_step = 0
+local step_handles = STEP_HANDLES      -- N of the header: set after each step
 local bytes_at_step = tonumber(mem.live_bytes)
 local next_byte_trigger = bytes_at_step + STEP_BYTES
 -- GPU results: their bytes are not the CPU allocator's, so a running total of them made since
@@ -226,6 +233,8 @@ local function account(device_trigger)
   device_at_step = tonumber(mem.device_bytes_made)
   next_device_trigger = device_at_step + STEP_BYTES
   if polled then device_allocated_at_step = tonumber(C.lt_device_memory_poll()) end
+  local n = math.floor(collectgarbage("count") * 1024 * PENDING_RATIO / HANDLE_COST)
+  step_handles = math.min(math.max(n, STEP_HANDLES), STEP_HANDLES_MAX)
   if next(blob_owners) ~= nil then drain_blobs() end
 end
 
@@ -244,7 +253,7 @@ local function wrap(h)
   slab.live[slot] = t
   C.lt_slab_store(S, slot, h)
   handles_since_step = handles_since_step + 1
-  if handles_since_step >= STEP_HANDLES or mem.live_bytes > next_byte_trigger then
+  if handles_since_step >= step_handles or mem.live_bytes > next_byte_trigger then
     account(false)
   elseif mem.device_bytes_made > next_device_trigger then
     account(true)
@@ -362,16 +371,19 @@ end
      holds it: until the collector finds those handles, every activation lives through backward
      and after it, where C++ frees each one as soon as backward has used it. So when the tensor
      memory made since the last such collection is large (a quarter of what was live after it,
-     and at least 1 MiB, so that a tiny model's step does not pay a full cycle each time), one
-     full collection here hands the activations to autograd alone. ]]
+     at least 1 MiB, and at least twice the Lua heap: a full collection marks that whole heap,
+     so a small model's step, whose forward makes less than the heap, does not pay one every few
+     steps), one full collection here hands the activations to autograd alone. ]]
 local BACKWARD_MIN_BYTES = 1 * 1024 * 1024
+local BACKWARD_HEAP_RATIO = 2
 local live_after_backward_collect = tonumber(mem.live_bytes)
 local device_after_backward_collect = tonumber(mem.device_bytes_made)
 function M.before_backward()
   local live, device = tonumber(mem.live_bytes), tonumber(mem.device_bytes_made)
   local grown = (live - live_after_backward_collect) + (device - device_after_backward_collect)
-  local limit = live_after_backward_collect / 4
-  if grown < (limit > BACKWARD_MIN_BYTES and limit or BACKWARD_MIN_BYTES) or stepping or slab.sweeping then return end
+  local limit = math.max(live_after_backward_collect / 4, BACKWARD_MIN_BYTES)
+  if grown < limit or stepping or slab.sweeping then return end
+  if grown < collectgarbage("count") * 1024 * BACKWARD_HEAP_RATIO then return end
   collectgarbage("collect")
   sweep()
   account(false)
