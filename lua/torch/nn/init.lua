@@ -54,5 +54,6 @@ for _, name in ipairs(families) do
     nn[k] = v
   end
 end
+require("torch.nn._forward_keywords").register(nn)   -- m({input = x}) binds PyTorch's forward names
 
 return nn

@@ -37,6 +37,7 @@ local pack = require("torch._args").pack
 local parameter = require "torch.nn._parameter"
 local traversal = require "torch.nn._module_traversal"
 local state = require "torch.nn._module_state"
+local forward_keywords = require "torch.nn._forward_keywords"
 
 local istype, Ref = ffi.istype, _C.Ref
 local raw_named_children = traversal.raw_named_children
@@ -122,14 +123,19 @@ end
 local function instance_call(self, ...)
   local pre = rawget(self, "_forward_pre_hooks")
   local args, args_n = pack(...)   -- not { ... }: see torch._args.pack
+  local class = rawget(self, "_class")
+  local forward = class.forward
+  local last = args[args_n]
+  if type(last) == "table" and getmetatable(last) == nil and forward ~= nil then   -- m({input = x})
+    args, args_n = forward_keywords.bind(class, forward, args, args_n)
+  end
   if pre and #pre > 0 then
     for _, h in ipairs(pre) do
       local replaced = h.fn(self, args)
       if replaced ~= nil then args = type(replaced) == "table" and replaced or { replaced }; args_n = table.maxn(args) end
     end
   end
-  local forward = rawget(self, "_class").forward
-  if forward == nil then error(("%s has no forward method"):format(rawget(self, "_class").__name), 2) end
+  if forward == nil then error(("%s has no forward method"):format(class.__name), 2) end
   local hooks = rawget(self, "_forward_hooks")
   if not hooks or #hooks == 0 then return forward(self, unpack(args, 1, args_n)) end
   local out = forward(self, unpack(args, 1, args_n))
