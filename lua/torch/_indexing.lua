@@ -80,15 +80,33 @@ local function fill_item(it, v, pos)
   end
 end
 
--- Fills the items array from a key; returns the count. Errors are raised at the user's level.
+-- Fills item i from key[i]; returns the count of ellipses so far.
+local function fill_at(key, i, ellipses)
+  local it = items[i - 1]
+  fill_item(it, key[i], i)
+  return it.kind == ELLIPSIS and ellipses + 1 or ellipses
+end
+
+--[[ Fills the items array from a key; returns the count. Errors are raised at the user's level.
+     Kept compilable inside the caller's loop (`for ... do y = x[{0, {2, 5}}] end`): the count is
+     #key, not table.maxn (a C function that ends the trace, and the piece after it could not
+     return to the metamethod: nothing compiled); up to 4 items are filled without a loop (a loop
+     here is an inner loop of the caller's trace, which LuaJIT refuses to compile). #key may stop
+     at a hole ({0, nil, 2}); maxn, which counts to the last item so that the nil raises, is
+     asked when a table has no array part or an item follows the border within two places. ]]
 local function parse(key)
   if type(key) == "table" and key ~= M.newaxis then
-    local n = table.maxn(key)
+    local n = #key
+    if n == 0 or key[n + 2] ~= nil or key[n + 3] ~= nil then n = table.maxn(key) end
     if n > MAX_ITEMS then error("index: too many indices (" .. n .. ")", 0) end
     local ellipses = 0
-    for i = 1, n do
-      fill_item(items[i - 1], key[i], i)
-      if items[i - 1].kind == ELLIPSIS then ellipses = ellipses + 1 end
+    if n <= 4 then
+      if n >= 1 then ellipses = fill_at(key, 1, ellipses) end
+      if n >= 2 then ellipses = fill_at(key, 2, ellipses) end
+      if n >= 3 then ellipses = fill_at(key, 3, ellipses) end
+      if n == 4 then ellipses = fill_at(key, 4, ellipses) end
+    else
+      for i = 1, n do ellipses = fill_at(key, i, ellipses) end
     end
     if ellipses > 1 then error("index: an index can only have a single ellipsis ('...')", 0) end
     if n == 0 then  -- x[{}] is Python's x[()]: the whole tensor, like x[...]
