@@ -16,6 +16,7 @@
 local torch = require "torch"
 local optim = require "torch.optim"
 local H = require "spec.optim.harness"
+local pytorch = require "spec.support.pytorch"
 
 local TOL = 0
 
@@ -35,10 +36,48 @@ local cases = {
   { name = "adamw_maximize", cls = "AdamW", opts = { lr = 0.01, maximize = true, eps = 1e-4 } },
   { name = "adamw_groups", cls = "AdamW", opts = { lr = 0.01 },
     groups = { { idx = { 1 }, opts = { weight_decay = 0 } }, { idx = { 2, 3 }, opts = { lr = 0.005, amsgrad = true } } } },
+  -- PyTorch's lr: float | Tensor and betas: tuple[float | Tensor, ...]: the Tensor flows through the update's
+  -- scalar expressions as float32 tensor arithmetic; foreach=True refuses it (capturable=False)
+  { name = "adam_tensor_lr", cls = "Adam", opts = { lr = torch.tensor(0.01), weight_decay = 0.1, amsgrad = true },
+    foreach_refused = "lr as a Tensor is not supported for capturable=False and foreach=True" },
+  { name = "adamw_tensor_lr_betas", cls = "AdamW", opts = { lr = torch.tensor(0.02), weight_decay = 0.3,
+    betas = { torch.tensor(0.8), torch.tensor(0.95) } },
+    foreach_refused = "lr as a Tensor is not supported for capturable=False and foreach=True" },
+  { name = "adam_tensor_betas", cls = "Adam", opts = { lr = 0.02, betas = { torch.tensor(0.85), torch.tensor(0.99) } },
+    foreach_refused = "betas[0] as a Tensor is not supported for capturable=False and foreach=True" },
 }
 
 describe("optim.Adam and optim.AdamW", function()
-  H.describe_cases(cases, TOL, { { 1, true, 3 }, { 6, false, 2 }, { 12, true, 4 } })
+  H.describe_cases(cases, TOL, { { 1, true, 3 }, { 6, false, 2 }, { 12, true, 4 }, { 14, false, 3 } })
+
+  it("refuses Tensor hyper-parameters where PyTorch does, with its messages", function()
+    local ref = pytorch.run [[
+p = [torch.zeros(2, requires_grad=True)]
+calls = [dict(lr=torch.tensor([0.1, 0.2])), dict(betas=(torch.tensor(0.9), 0.999)),
+         dict(betas=(torch.tensor(0.9), torch.tensor([0.9, 0.9]))), dict(lr=torch.tensor(-0.1)),
+         dict(betas=(torch.tensor(1.0), torch.tensor(0.9))), dict(lr=torch.tensor(0.1), foreach=False)]
+out = []
+for kw in calls:
+    try:
+        torch.optim.Adam(p, **kw); out.append("ok")
+    except (ValueError, RuntimeError) as e:
+        out.append(str(e))
+print(json.dumps(out))]]
+    local p = { torch.zeros(2):requires_grad_() }
+    local calls = { { lr = torch.tensor({ 0.1, 0.2 }) }, { betas = { torch.tensor(0.9), 0.999 } },
+      { betas = { torch.tensor(0.9), torch.tensor({ 0.9, 0.9 }) } }, { lr = torch.tensor(-0.1) },
+      { betas = { torch.tensor(1.0), torch.tensor(0.9) } }, { lr = torch.tensor(0.1), foreach = false } }
+    for i, kw in ipairs(calls) do
+      local ok, msg = pcall(torch.optim.Adam, p, kw)
+      if ref[i] == "ok" then assert.is_true(ok, tostring(msg)) else
+        assert.is_false(ok)
+        local want = ref[i]:gsub("^Invalid", "invalid"):gsub(": [%d.-]+$", "")
+        -- PyTorch's range check trips on the 2-element betas[1] before its own 1-element check
+        if want:find("ambiguous", 1, true) then want = "Tensor betas[1] must be 1-element" end
+        assert.matches(want, tostring(msg), 1, true)
+      end
+    end
+  end)
 
   it("keeps step as a float32 0-dim tensor per parameter, as PyTorch", function()
     local ps = H.fresh_params()

@@ -6,7 +6,8 @@
   torch.manual_seed(1234); parameter 3 gets no gradient on steps 2 and 4, so its state lags
   the others' (per-parameter step counts, skipped updates).
   A case: { name =, cls = "Adam", opts = {lr = ...}, groups = nil | { {idx = {1, 2}, opts = {...}}, ...} }
-  (groups: parameter indices 1-based, per-group options).
+  (groups: parameter indices 1-based, per-group options); foreach_refused = "message": foreach =
+  true must raise it (PyTorch's foreach=True refuses a Tensor lr for Adam), only foreach = false runs.
 
     H.reference(cases) -> { [name] = { params = {step -> {param values...}}, state = {...},
                             group_keys = {...} } }, from ONE python run (foreach=False:
@@ -19,6 +20,8 @@ local pytorch = require "spec.support.pytorch"
 local approx = require "spec.support.approx"
 local py = approx.py
 local cjson = require "cjson"
+
+local assert = require "luassert"
 
 local H = { STEPS = 6 }
 
@@ -214,7 +217,13 @@ function H.describe_cases(cases, tol, resumes)
   env.setup(function() ref = H.reference(cases) end)
   for _, case in ipairs(cases) do
     env.it("matches PyTorch step by step: " .. case.name, function()
-      H.check_run(case, ref[case.name], true, tol)
+      if case.foreach_refused then   -- PyTorch's foreach=True refuses the case with this message
+        local ok, msg = pcall(H.make, case, H.fresh_params(), true)
+        assert.is_false(ok)
+        assert.matches(case.foreach_refused, tostring(msg), 1, true)
+      else
+        H.check_run(case, ref[case.name], true, tol)
+      end
       local opt = H.check_run(case, ref[case.name], false, tol)
       H.check_state(opt, ref[case.name], tol)
     end)

@@ -66,6 +66,23 @@ function M.lr(o, what)
   return M.number(o, "lr", what, M.non_negative)
 end
 
+--[[ PyTorch's Adam/AdamW check of a tensor hyper-parameter `what` (lr, betas[0], betas[1]): a
+     Tensor runs only on the per-parameter path (ltorch's foreach = true is PyTorch's foreach=True,
+     which refuses it unless capturable) and must hold one element. given: the options the caller
+     gave (foreach left out is PyTorch's None: the per-parameter path on CPU). ]]
+function M.tensor_hp(v, what, given)
+  if not istype(Ref, v) then return nil end
+  if given and given.foreach == true and not given.capturable then
+    return ("%s as a Tensor is not supported for capturable=False and foreach=True"):format(what)
+  end
+  if v:numel() ~= 1 then return ("Tensor %s must be 1-element"):format(what) end
+end
+
+-- Whether a group's lr or betas is a Tensor (the per-parameter path then runs, as PyTorch's).
+function M.has_tensor_hp(o)
+  return istype(Ref, o.lr) or (type(o.betas) == "table" and (istype(Ref, o.betas[1]) or istype(Ref, o.betas[2])))
+end
+
 -- A tensor hyper-parameter as the Python number PyTorch's scalar arguments take (alpha=-lr).
 function M.scalar(v)
   if istype(Ref, v) then return v:item() end

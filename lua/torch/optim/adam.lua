@@ -19,6 +19,10 @@ local U = require "torch.optim._util"
 
 local M = {}
 
+local is_tensor, item = torch.is_tensor, U.scalar
+-- PyTorch's _to_scalar: a 1-element Tensor hyper-parameter as a 0-dim one; a number stays.
+local function scalar_t(v) return is_tensor(v) and v:reshape({}) or v end
+
 --[[ adam(params, grads, states, n, o, decoupled): one step for n parameters; states[i] holds
      step, exp_avg, exp_avg_sq (and max_exp_avg_sq). decoupled = true is AdamW.
 
@@ -34,8 +38,10 @@ local M = {}
 ]]
 function M.adam(params, grads, states, n, o, decoupled)
   if n == 0 then return end
-  if o.foreach then return M.adam_foreach(params, grads, states, n, o, decoupled) end
-  local lr, beta1, beta2, wd, eps = o.lr, o.betas[1], o.betas[2], o.weight_decay, o.eps
+  if o.foreach and not U.has_tensor_hp(o) then return M.adam_foreach(params, grads, states, n, o, decoupled) end
+  -- A Tensor lr or beta (0-dim, as PyTorch's _to_scalar leaves it) flows through the same
+  -- expressions as tensor arithmetic in its dtype, as in PyTorch; a scalar argument takes its value.
+  local lr, beta1, beta2, wd, eps = scalar_t(o.lr), scalar_t(o.betas[1]), scalar_t(o.betas[2]), o.weight_decay, o.eps
   for i = 1, n do
     local p, g, s = params[i], grads[i], states[i]
     if o.maximize then g = g:neg() end
@@ -43,8 +49,9 @@ function M.adam(params, grads, states, n, o, decoupled)
     if wd ~= 0 then
       if decoupled then p:mul_(1 - lr * wd) else g = g:add(p, { alpha = wd }) end
     end
-    s.exp_avg:lerp_(g, 1 - beta1)
-    s.exp_avg_sq:mul_(beta2):addcmul_(g, g, { value = 1 - beta2 })
+    local b1 = is_tensor(beta1) and beta1:to(p.dtype) or beta1   -- PyTorch casts beta1 to the param's dtype
+    s.exp_avg:lerp_(g, 1 - b1)
+    s.exp_avg_sq:mul_(beta2):addcmul_(g, g, { value = item(1 - beta2) })
     local step = s.step:item()
     local step_size = lr / (1 - beta1 ^ step)
     local bc2_sqrt = (1 - beta2 ^ step) ^ 0.5
@@ -54,7 +61,7 @@ function M.adam(params, grads, states, n, o, decoupled)
       v = s.max_exp_avg_sq
     end
     local denom = (v:sqrt() / bc2_sqrt):add_(eps)
-    p:addcdiv_(s.exp_avg, denom, { value = -step_size })
+    p:addcdiv_(s.exp_avg, denom, { value = item(-step_size) })
   end
 end
 
@@ -101,9 +108,9 @@ function M.adam_foreach(params, grads, states, n, o, decoupled)
   for _, list in ipairs(temps) do U.free(list, n) end
 end
 
-local function check(o)
+local function check(o, given)
   local nn = U.non_negative
-  local msg = U.number(o, "lr", "learning rate", nn) or U.number(o, "eps", "epsilon value", nn)
+  local msg = U.tensor_hp(o.lr, "lr", given) or U.lr(o, "learning rate") or U.number(o, "eps", "epsilon value", nn)
     or U.number(o, "weight_decay", "weight_decay value", nn)
     or U.boolean(o, "amsgrad") or U.boolean(o, "maximize") or U.boolean(o, "foreach")
     or U.boolean(o, "decoupled_weight_decay")
@@ -111,15 +118,20 @@ local function check(o)
   if type(o.betas) ~= "table" or #o.betas ~= 2 then
     return "invalid betas: expected a table of two numbers, e.g. {0.9, 0.999}"
   end
+  local b1, b2 = o.betas[1], o.betas[2]
+  if is_tensor(b1) ~= is_tensor(b2) then return "betas must be either both floats or both Tensors" end
+  msg = U.tensor_hp(b1, "betas[0]", given) or U.tensor_hp(b2, "betas[1]", given)
+  if msg then return msg end
   local in_range = function(v) return v >= 0 and v < 1 end
-  return U.number(o.betas, 1, "beta parameter at index 0", in_range)
-    or U.number(o.betas, 2, "beta parameter at index 1", in_range)
+  local values = { item(b1), item(b2) }
+  return U.number(values, 1, "beta parameter at index 0", in_range)
+    or U.number(values, 2, "beta parameter at index 1", in_range)
 end
 
 -- AdamW is Adam with decoupled_weight_decay = true, always (PyTorch's AdamW takes no such option).
-local function check_adamw(o)
+local function check_adamw(o, given)
   if o.decoupled_weight_decay ~= true then return "AdamW always decouples weight decay (use Adam)" end
-  return check(o)
+  return check(o, given)
 end
 
 local function init_state(_, p, group)

@@ -95,7 +95,7 @@ function Optimizer.extend(base, name, defaults, check, signature)
     for k, default in pairs(SWITCHES) do
       if defaults[k] == nil and signature:find("%f[%w_]" .. k .. "=") then defaults[k], has = default, true end
     end
-    if has then check = function(o) return check_switches(name, o) or own_check(o) end end
+    if has then check = function(o, given) return check_switches(name, o) or own_check(o, given) end end
   end
   local class = setmetatable({ __name = name, __base = base, defaults = defaults, check = check,
     __signature = signature and P.signature(name, signature) },
@@ -119,7 +119,7 @@ function Optimizer.new(class, params, opts)
     if class.defaults[k] == nil then fail(self, ("unknown option '%s'"):format(tostring(k)), 2) end
     defaults[k] = copy(v)
   end
-  local msg = class.check(defaults)
+  local msg = class.check(defaults, opts or {})   -- opts: what the caller gave (PyTorch's None where not)
   if msg then fail(self, msg, 2) end
   self.defaults = defaults
   if type(params) ~= "table" or rawget(params, "_modules") then
