@@ -44,15 +44,18 @@ end
 M.resolve = resolve
 
 -- the tensors decoded for the current case by "gi": one PyTorch tensor passed twice is one here
-local by_gi = {}
-function M.begin_case() by_gi = {} end
+local by_gi, by_sid = {}, {}
+function M.begin_case() by_gi, by_sid = {}, {} end
 
 local function decode_tensor(d)
   if d.gi and by_gi[d.gi] then return by_gi[d.gi] end
   local dtype = assert(torch[d.T], "unknown dtype " .. d.T)
   local shape = d.b and { d.b } or d.s
-  local t
-  if d.c then
+  local sid = d.sid and (d.sid .. d.T)
+  local t = sid and by_sid[sid]
+  if t then
+    t = t   -- a storage shared with an earlier argument
+  elseif d.c then
     local real = d.T == "complex128" and torch.float64 or torch.float32
     local rshape = { unpack(shape) }
     rshape[#rshape + 1] = 2
@@ -66,6 +69,7 @@ local function decode_tensor(d)
     t = torch.tensor(d.v, { dtype = dtype }):reshape(shape)
   end
   t = t:contiguous()
+  if sid then by_sid[sid] = t end
   if d.b then t = t:as_strided(d.s, d.st, d.off) end
   if d.rg then t = (d.b and t:detach() or t):requires_grad_(true) end
   if d.gi then by_gi[d.gi] = t end

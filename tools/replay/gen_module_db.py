@@ -35,7 +35,7 @@ def module_case(mi, mode_train, mi_input):
             "ckw": {k: enc(v) for k, v in ckw.items()}}
     grad_inputs = []
 
-    e = arg_encoder(grad_inputs)
+    e = arg_encoder(grad_inputs, [fargs, fkw])
     case["fargs"], case["fn"] = [e(a) for a in fargs], len(fargs)
     case["fkw"] = {k: e(v) for k, v in fkw.items() if v is not None}
     torch.manual_seed(0)

@@ -76,7 +76,7 @@ def dtypes_for(op):
 
 def encode_call(sample, grad_inputs):
     """Encodes input + args + kwargs; tensors requiring grad get "gi" (their index in grad_inputs)."""
-    e = arg_encoder(grad_inputs)
+    e = arg_encoder(grad_inputs, [sample.input, sample.args, sample.kwargs])
     args = [e(sample.input)] + [e(a) for a in sample.args]
     kw = {k: e(v) for k, v in sample.kwargs.items() if v is not None}
     return args, kw

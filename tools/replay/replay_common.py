@@ -70,7 +70,7 @@ def _fn_name(f):
     return _FN_NAMES.get(id(f))
 
 
-def enc_tensor(t, views=False):
+def enc_tensor(t, views=False, sid=None):
     t = t.detach()
     if t.device.type != "cpu":
         raise Unencodable("a tensor on the %s device" % t.device.type)
@@ -79,7 +79,9 @@ def enc_tensor(t, views=False):
     if t._is_zerotensor():
         t = torch.zeros(t.shape, dtype=t.dtype)
     d = {"T": str(t.dtype)[6:], "s": list(t.shape)}
-    if views and (not t.is_contiguous() or t.storage_offset() != 0) and t.numel() > 0:
+    if sid is not None:
+        d["sid"] = sid
+    if views and (sid is not None or not t.is_contiguous() or t.storage_offset() != 0) and t.numel() > 0:
         # a view: the values of its storage, then as_strided(size, stride, offset) over them
         n = t.untyped_storage().nbytes() // t.element_size()
         d["st"], d["off"] = list(t.stride()), t.storage_offset()
@@ -93,10 +95,11 @@ def enc_tensor(t, views=False):
     return d
 
 
-def enc(x, views=False):
-    """views: a non-contiguous tensor keeps its layout (arguments); else its values (results)."""
+def enc(x, views=False, sid=None):
+    """views: a non-contiguous tensor keeps its layout (arguments); else its values (results).
+    sid: the tensor shares its storage with another argument (the same sid)."""
     if isinstance(x, torch.Tensor):
-        d = enc_tensor(x, views)
+        d = enc_tensor(x, views, sid)
         if x.requires_grad:
             d["rg"] = True
         return d
@@ -132,19 +135,31 @@ def enc(x, views=False):
     raise Unencodable("a Python %s" % type(x).__name__)
 
 
-def arg_encoder(grad_inputs):
-    """enc for call arguments: a tensor that requires grad is appended to grad_inputs and gets
-    "gi", its index there; the same tensor passed twice keeps one gi (the Lua side passes one
-    tensor twice, so both uses add to its gradient)."""
-    seen = {}
+def arg_encoder(grad_inputs, values):
+    """enc for call arguments (all of them in `values`): a tensor that requires grad is appended
+    to grad_inputs and gets "gi", its index there; the same tensor passed twice keeps one gi (the
+    Lua side passes one tensor twice, so both uses add to its gradient). Tensors that share a
+    storage (an out= argument aliasing the input) get one "sid" and are rebuilt over one storage."""
+    seen, ptrs = {}, {}
+    for t in flat_tensors(values, []):
+        if t.layout == torch.strided and t.device.type == "cpu" and t.numel() > 0:
+            p = t.untyped_storage().data_ptr()
+            ptrs.setdefault(p, []).append(id(t))
+    shared = {p: i + 1 for i, p in enumerate(p for p, ids in ptrs.items() if len(ids) > 1)}
+
+    def sid_of(x):
+        if x.layout != torch.strided or x.device.type != "cpu" or x.numel() == 0:
+            return None
+        return shared.get(x.untyped_storage().data_ptr())
 
     def e(x):
-        if isinstance(x, torch.Tensor) and x.requires_grad:
-            if id(x) not in seen:
-                grad_inputs.append(x)
-                seen[id(x)] = len(grad_inputs)
-            d = enc(x, True)
-            d["gi"] = seen[id(x)]
+        if isinstance(x, torch.Tensor):
+            d = enc(x, True, sid_of(x))
+            if x.requires_grad:
+                if id(x) not in seen:
+                    grad_inputs.append(x)
+                    seen[id(x)] = len(grad_inputs)
+                d["gi"] = seen[id(x)]
             return d
         if isinstance(x, (list, tuple)) and not isinstance(x, torch.Size):
             return [e(y) for y in x]
