@@ -25,6 +25,7 @@ local cases = {
   { name = "all", cls = "Adadelta", opts = { lr = 0.3, rho = 0.95, weight_decay = 0.05, maximize = true } },
   { name = "groups", cls = "Adadelta", opts = { lr = 0.9 },
     groups = { { idx = { 3, 1 }, opts = { rho = 0.5 } }, { idx = { 2 }, opts = { lr = 0.1, weight_decay = 0.01 } } } },
+  { name = "tensor_lr", cls = "Adadelta", opts = { lr = torch.tensor(0.5), rho = 0.8, weight_decay = 0.1 } },   -- PyTorch's lr: float | Tensor
 }
 
 describe("optim.Adadelta", function()

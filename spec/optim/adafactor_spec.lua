@@ -26,6 +26,7 @@ local cases = {
   { name = "maximize", cls = C, opts = { maximize = true } },
   { name = "groups", cls = C, opts = { lr = 0.01 },
     groups = { { idx = { 3, 1 }, opts = { d = 2.0 } }, { idx = { 2 }, opts = { lr = 0.1, weight_decay = 0.01, maximize = true } } } },
+  { name = "tensor_lr", cls = C, opts = { lr = torch.tensor(0.05), weight_decay = 0.1 } },   -- PyTorch's lr: float | Tensor
 }
 
 describe("optim.Adafactor", function()

@@ -26,6 +26,7 @@ local cases = {
   { name = "all", cls = C, opts = { lr = 0.03, betas = { 0.5, 0.9 }, weight_decay = 0.05, maximize = true } },
   { name = "groups", cls = C, opts = { lr = 0.01 },
     groups = { { idx = { 3, 1 }, opts = { betas = { 0.7, 0.99 } } }, { idx = { 2 }, opts = { lr = 0.1, weight_decay = 0.01 } } } },
+  { name = "tensor_lr", cls = C, opts = { lr = torch.tensor(0.01), weight_decay = 0.1 } },   -- PyTorch's lr: float | Tensor
 }
 
 describe("optim.Adamax", function()

@@ -25,6 +25,7 @@ local cases = {
   { name = "maximize", cls = C, opts = { maximize = true, t0 = 1 } },
   { name = "groups", cls = C, opts = { lr = 0.01, t0 = 2 },
     groups = { { idx = { 3, 1 }, opts = { lambd = 0.1 } }, { idx = { 2 }, opts = { lr = 0.1, weight_decay = 0.01, maximize = true } } } },
+  { name = "tensor_lr", cls = C, opts = { lr = torch.tensor(0.05), lambd = 0.01, alpha = 0.5, t0 = 2 } },   -- PyTorch's lr: float | Tensor
 }
 
 describe("optim.ASGD", function()

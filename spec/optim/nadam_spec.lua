@@ -28,6 +28,7 @@ local cases = {
     momentum_decay = 0.1, decoupled_weight_decay = true } },
   { name = "groups", cls = C, opts = { lr = 0.01 },
     groups = { { idx = { 3, 1 }, opts = { momentum_decay = 0 } }, { idx = { 2 }, opts = { lr = 0.1, weight_decay = 0.01 } } } },
+  { name = "tensor_lr", cls = C, opts = { lr = torch.tensor(0.01), weight_decay = 0.1, decoupled_weight_decay = true } },   -- PyTorch's lr: float | Tensor
 }
 
 describe("optim.NAdam", function()

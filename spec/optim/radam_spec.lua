@@ -28,6 +28,7 @@ local cases = {
     decoupled_weight_decay = true } },
   { name = "groups", cls = C, opts = { lr = 0.01 },
     groups = { { idx = { 3, 1 }, opts = { betas = { 0.9, 0.9 } } }, { idx = { 2 }, opts = { lr = 0.1, weight_decay = 0.01 } } } },
+  { name = "tensor_lr", cls = C, opts = { lr = torch.tensor(0.01), betas = { 0.8, 0.9 }, weight_decay = 0.1, decoupled_weight_decay = true } },   -- PyTorch's lr: float | Tensor
 }
 
 describe("optim.RAdam", function()

@@ -28,6 +28,7 @@ local cases = {
     weight_decay = 0.05, maximize = true } },
   { name = "groups", cls = "RMSprop", opts = { lr = 0.01 },
     groups = { { idx = { 2, 3 }, opts = { momentum = 0.9 } }, { idx = { 1 }, opts = { centered = true, lr = 0.001 } } } },
+  { name = "tensor_lr", cls = "RMSprop", opts = { lr = torch.tensor(0.003), momentum = 0.9, centered = true } },   -- PyTorch's lr: float | Tensor
 }
 
 describe("optim.RMSprop", function()

@@ -25,6 +25,7 @@ local cases = {
   { name = "maximize", cls = C, opts = { maximize = true } },
   { name = "groups", cls = C, opts = { lr = 0.01 },
     groups = { { idx = { 3, 1 }, opts = { etas = { 0.4, 1.1 } } }, { idx = { 2 }, opts = { lr = 0.1, maximize = true } } } },
+  { name = "tensor_lr", cls = C, opts = { lr = torch.tensor(0.05) } },   -- PyTorch's lr: float | Tensor
 }
 
 describe("optim.Rprop", function()

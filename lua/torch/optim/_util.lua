@@ -89,6 +89,13 @@ function M.scalar(v)
   return v
 end
 
+-- PyTorch's _to_scalar: a 1-element Tensor hyper-parameter as a 0-dim one (it then flows through
+-- the update's scalar expressions as tensor arithmetic in its dtype, as in PyTorch); a number stays.
+function M.hp(v)
+  if istype(Ref, v) then return v:reshape({}) end
+  return v
+end
+
 -- lr * x and lr / x as PyTorch computes them: in the tensor's dtype for a tensor lr (then its
 -- value, as a scalar argument takes it), else in Lua numbers.
 function M.lr_times(lr, x)
@@ -106,7 +113,7 @@ function M.any(_) return true end
 -- weight_decay, maximize, foreach.
 function M.check_adam_family(o)
   local nn = M.non_negative
-  local msg = M.number(o, "lr", "learning rate", nn) or M.number(o, "eps", "epsilon value", nn)
+  local msg = M.lr(o, "learning rate") or M.number(o, "eps", "epsilon value", nn)
   if msg then return msg end
   if type(o.betas) ~= "table" or #o.betas ~= 2 then
     return "invalid betas: expected a table of two numbers, e.g. {0.9, 0.999}"

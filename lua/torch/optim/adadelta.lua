@@ -28,7 +28,7 @@ local M = {}
          θ ← θ − γ Δ
 ]]
 function M.adadelta(params, grads, states, n, o)
-  local lr, rho, eps, wd = o.lr, o.rho, o.eps, o.weight_decay
+  local lr, rho, eps, wd = U.scalar(o.lr), o.rho, o.eps, o.weight_decay
   for i = 1, n do
     local p, g, s = params[i], grads[i], states[i]
     s.step:add_(1)
@@ -45,7 +45,7 @@ end
 
 local function check(o)
   local nn = U.non_negative
-  return U.number(o, "lr", "learning rate", nn)
+  return U.lr(o, "learning rate")
     or U.number(o, "rho", "rho value", function(v) return v >= 0 and v <= 1 end)
     or U.number(o, "eps", "epsilon value", nn)
     or U.number(o, "weight_decay", "weight_decay value", nn)

@@ -43,8 +43,14 @@ local norm = torch.linalg.vector_norm
          else:    V ← lerp(V, G², β̂);  V̂ ← V
          U ← G / √(max(V̂, ε1²));   θ ← θ − α U / max(1, RMS(U) / d)
 ]]
+-- Python's min(a, b): a unless b < a (a Tensor lr stays a Tensor).
+local function py_min(a, b)
+  if b < U.scalar(a) then return b end
+  return a
+end
+
 function M.adafactor(params, grads, states, n, o)
-  local lr, tau, d, wd = o.lr, o.beta2_decay, o.d, o.weight_decay
+  local lr, tau, d, wd = U.hp(o.lr), o.beta2_decay, o.d, o.weight_decay
   local eps1, eps2 = o.eps[1], o.eps[2]
   if eps1 == None then eps1 = nil end
   for i = 1, n do
@@ -54,7 +60,7 @@ function M.adafactor(params, grads, states, n, o)
     s.step:add_(1)
     local step = s.step:item()
     local one_minus_beta2 = step ^ tau
-    local rho = math.min(lr, 1 / (step ^ 0.5))
+    local rho = py_min(lr, 1 / (step ^ 0.5))
     local alpha = math.max(eps2, norm(p, 2):item() / (p:numel() ^ 0.5)) * rho
     if wd ~= 0 then p:mul_(1 - lr * wd) end
     local var
@@ -70,7 +76,7 @@ function M.adafactor(params, grads, states, n, o)
     local update = var:clamp_({ min = eps1 * eps1 }):rsqrt_()
     update:mul_(g)
     local denom = math.max(1.0, norm(update, 2):item() / ((update:numel() ^ 0.5) * d))
-    p:add_(update, { alpha = -alpha / denom })
+    p:add_(update, { alpha = U.scalar(-alpha / denom) })
   end
 end
 
@@ -79,7 +85,7 @@ local function check(o)
   if type(e) ~= "table" or type(e[2]) ~= "number" or not (e[1] == nil or e[1] == None or type(e[1]) == "number") then
     return "invalid eps: expected a table {epsilon1 or nil, epsilon2}, e.g. {nil, 1e-3}"
   end
-  return U.number(o, "lr", "learning rate (should be >= 0)", U.non_negative)
+  return U.lr(o, "learning rate (should be >= 0)")
     or U.number(o, "beta2_decay", "beta2_decay (should be <= 0)", function(v) return v <= 0 end)
     or (type(e[1]) == "number" and U.number(e, 1, "epsilon1 (should be >= 0)", U.non_negative))
     or U.number(e, 2, "epsilon2 (should be >= 0)", U.non_negative)

@@ -19,9 +19,7 @@ local U = require "torch.optim._util"
 
 local M = {}
 
-local is_tensor, item = torch.is_tensor, U.scalar
--- PyTorch's _to_scalar: a 1-element Tensor hyper-parameter as a 0-dim one; a number stays.
-local function scalar_t(v) return is_tensor(v) and v:reshape({}) or v end
+local is_tensor, item, scalar_t = torch.is_tensor, U.scalar, U.hp
 
 --[[ adam(params, grads, states, n, o, decoupled): one step for n parameters; states[i] holds
      step, exp_avg, exp_avg_sq (and max_exp_avg_sq). decoupled = true is AdamW.

@@ -27,7 +27,7 @@ local M = {}
          θ ← θ − (γ / (1 − β1^t)) m / u
 ]]
 function M.adamax(params, grads, states, n, o)
-  local lr, beta1, beta2, eps, wd = o.lr, o.betas[1], o.betas[2], o.eps, o.weight_decay
+  local lr, beta1, beta2, eps, wd = U.hp(o.lr), o.betas[1], o.betas[2], o.eps, o.weight_decay
   for i = 1, n do
     local p, g, s = params[i], grads[i], states[i]
     if o.maximize then g = g:neg() end
@@ -36,7 +36,7 @@ function M.adamax(params, grads, states, n, o)
     s.exp_avg:lerp_(g, 1 - beta1)
     torch.maximum(s.exp_inf:mul_(beta2), g:abs():add_(eps), { out = s.exp_inf })
     local clr = lr / (1 - beta1 ^ s.step:item())
-    p:addcdiv_(s.exp_avg, s.exp_inf, { value = -clr })
+    p:addcdiv_(s.exp_avg, s.exp_inf, { value = U.scalar(-clr) })
   end
 end
 

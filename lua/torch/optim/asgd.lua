@@ -27,7 +27,7 @@ local M = {}
          η ← γ / (1 + λ γ t)^α;   μ ← 1 / max(1, t − t0)
 ]]
 function M.asgd(params, grads, states, n, o)
-  local lr, lambd, alpha, t0, wd = o.lr, o.lambd, o.alpha, o.t0, o.weight_decay
+  local lr, lambd, alpha, t0, wd = U.hp(o.lr), o.lambd, o.alpha, o.t0, o.weight_decay
   for i = 1, n do
     local p, g, s = params[i], grads[i], states[i]
     if o.maximize then g = g:neg() end
@@ -42,14 +42,15 @@ function M.asgd(params, grads, states, n, o)
       s.ax:copy_(p)
     end
     local step = s.step:item()
-    s.eta:fill_(lr / ((1 + lambd * lr * step) ^ alpha))
+    local eta_next = lr / ((1 + lambd * lr * step) ^ alpha)   -- a 0-dim Tensor for a Tensor lr
+    if torch.is_tensor(eta_next) then s.eta:copy_(eta_next) else s.eta:fill_(eta_next) end
     s.mu:fill_(1 / math.max(1, step - t0))
   end
 end
 
 local function check(o)
   local nn = U.non_negative
-  return U.number(o, "lr", "learning rate", nn) or U.number(o, "weight_decay", "weight_decay value", nn)
+  return U.lr(o, "learning rate") or U.number(o, "weight_decay", "weight_decay value", nn)
     or U.number(o, "lambd", "lambd value", U.any) or U.number(o, "alpha", "alpha value", U.any)
     or U.number(o, "t0", "t0 value", U.any)
     or U.boolean(o, "maximize") or U.boolean(o, "foreach")
@@ -62,7 +63,7 @@ local ASGD = base.Optimizer:extend("ASGD", { lr = 1e-2, lambd = 1e-4, alpha = 0.
 M.ASGD = ASGD
 
 function ASGD:init_state(p, group)
-  return { step = torch.zeros({}), eta = torch.tensor(group.lr, { dtype = torch.float32 }), mu = torch.ones({}),
+  return { step = torch.zeros({}), eta = torch.tensor(U.scalar(group.lr), { dtype = torch.float32 }), mu = torch.ones({}),
     ax = torch.zeros_like(p) }
 end
 

@@ -32,7 +32,7 @@ local M = {}
          θ ← θ − γ (1 − μ_t) / (1 − Π) · g / d − γ μ_{t+1} / (1 − Π μ_{t+1}) · m / d
 ]]
 function M.nadam(params, grads, states, n, o)
-  local lr, beta1, beta2, eps, wd, psi = o.lr, o.betas[1], o.betas[2], o.eps, o.weight_decay, o.momentum_decay
+  local lr, beta1, beta2, eps, wd, psi = U.hp(o.lr), o.betas[1], o.betas[2], o.eps, o.weight_decay, o.momentum_decay
   for i = 1, n do
     local p, g, s = params[i], grads[i], states[i]
     if o.maximize then g = g:neg() end
@@ -51,8 +51,8 @@ function M.nadam(params, grads, states, n, o)
     local mu_product = s.mu_product:item()
     local mu_product_next = mu_product * mu_next
     denom:add_(eps)
-    p:addcdiv_(g, denom, { value = -lr * (1.0 - mu) / (1.0 - mu_product) })
-    p:addcdiv_(s.exp_avg, denom, { value = (-lr * mu_next) / (1.0 - mu_product_next) })
+    p:addcdiv_(g, denom, { value = U.scalar(-lr * (1.0 - mu) / (1.0 - mu_product)) })
+    p:addcdiv_(s.exp_avg, denom, { value = U.scalar((-lr * mu_next) / (1.0 - mu_product_next)) })
   end
 end
 

@@ -34,7 +34,7 @@ local M = {}
            θ ← θ − γ m̂
 ]]
 function M.radam(params, grads, states, n, o)
-  local lr, beta1, beta2, eps, wd = o.lr, o.betas[1], o.betas[2], o.eps, o.weight_decay
+  local lr, beta1, beta2, eps, wd = U.hp(o.lr), o.betas[1], o.betas[2], o.eps, o.weight_decay
   for i = 1, n do
     local p, g, s = params[i], grads[i], states[i]
     if o.maximize then g = g:neg() end

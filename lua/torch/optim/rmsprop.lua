@@ -29,7 +29,7 @@ local M = {}
 ]]
 function M.rmsprop(params, grads, states, n, o)
   if n == 0 then return end
-  local lr, alpha, eps, wd, mu = o.lr, o.alpha, o.eps, o.weight_decay, o.momentum
+  local lr, alpha, eps, wd, mu = U.scalar(o.lr), o.alpha, o.eps, o.weight_decay, o.momentum
   if not o.foreach then
     for i = 1, n do
       local p, g, s = params[i], grads[i], states[i]
@@ -91,7 +91,7 @@ end
 
 local function check(o)
   local nn = U.non_negative
-  return U.number(o, "lr", "learning rate", nn) or U.number(o, "eps", "epsilon value", nn)
+  return U.lr(o, "learning rate") or U.number(o, "eps", "epsilon value", nn)
     or U.number(o, "momentum", "momentum value", nn)
     or U.number(o, "weight_decay", "weight_decay value", nn)
     or U.number(o, "alpha", "alpha value", nn)

@@ -55,7 +55,7 @@ local function pair(o, key, example)
 end
 
 local function check(o)
-  local msg = U.number(o, "lr", "learning rate", U.non_negative)
+  local msg = U.lr(o, "learning rate")
     or pair(o, "etas", "{0.5, 1.2}") or pair(o, "step_sizes", "{1e-6, 50}")
     or U.boolean(o, "maximize") or U.boolean(o, "foreach")
   if msg then return msg end
@@ -72,7 +72,7 @@ local Rprop = base.Optimizer:extend("Rprop", { lr = 1e-2, etas = { 0.5, 1.2 }, s
 M.Rprop = Rprop
 
 function Rprop:init_state(p, group)
-  return { step = torch.zeros({}), prev = torch.zeros_like(p), step_size = torch.full_like(p, group.lr) }
+  return { step = torch.zeros({}), prev = torch.zeros_like(p), step_size = torch.full_like(p, U.scalar(group.lr)) }
 end
 
 function Rprop:update_group(group)
