@@ -75,7 +75,9 @@ def run(dtype, kw):
         l = opt.step(closure)
         out.append(dict(loss=l.item(), a=a.tolist(), b=b.tolist()))
     s = opt.state[a]
-    return dict(steps=out, func_evals=s['func_evals'], n_iter=s['n_iter'], history=len(s['old_dirs']),
+    h = s['H_diag']
+    h = [h.item(), str(h.dtype), h.dim()] if isinstance(h, torch.Tensor) else [h, type(h).__name__, -1]
+    return dict(steps=out, func_evals=s['func_evals'], n_iter=s['n_iter'], history=len(s['old_dirs']), H_diag=h,
                 keys=sorted(opt.state_dict()['state'][0].keys()))
 res = {}
 ]==]
@@ -126,6 +128,13 @@ describe("optim.LBFGS", function()
       end
       local s = opt.state[a]
       assert.same({ r.func_evals, r.n_iter, r.history }, { s.func_evals, s.n_iter, #s.old_dirs })
+      -- H_diag: PyTorch's 0-dim tensor (ys / y.dot(y)) in the parameters' dtype, the int 1 before any pair
+      if torch.is_tensor(s.H_diag) then
+        assert.same({ r.H_diag[2], r.H_diag[3] }, { tostring(s.H_diag.dtype), s.H_diag:dim() })
+        approx.check(s.H_diag:item(), r.H_diag[1], case.tol)
+      else
+        assert.same({ r.H_diag[1], "int" }, { s.H_diag, r.H_diag[2] })
+      end
       local keys = {}
       for k in pairs(opt:state_dict().state[0]) do keys[#keys + 1] = k end
       table.sort(keys)

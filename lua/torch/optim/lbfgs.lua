@@ -16,8 +16,9 @@
   Options: lr = 1, max_iter = 20, max_eval = max_iter * 5 // 4, tolerance_grad = 1e-7,
   tolerance_change = 1e-9, history_size = 100, line_search_fn = None or "strong_wolfe".
   State (on the first parameter, as PyTorch's): func_evals, n_iter, d, t, old_dirs, old_stps,
-  ro, H_diag, prev_flat_grad, prev_loss, al. The scalars PyTorch keeps as 0-dim tensors (ro,
-  H_diag, al, t) are Lua numbers here (a loaded PyTorch state converts); for float32 parameters
+  ro, H_diag, prev_flat_grad, prev_loss, al. H_diag is PyTorch's: the number 1 until the first
+  pair, then a 0-dim tensor in the parameters' dtype. The other scalars PyTorch keeps as 0-dim
+  tensors (ro, al, t) are Lua numbers here (a loaded PyTorch state converts); for float32 parameters
   they are rounded to float32 as PyTorch's tensors are, for float64 they are exact. The line
   search's scalar arithmetic is in doubles (PyTorch's mixes float32 tensors in), so a float32 run
   with line_search_fn may differ from PyTorch's in the last bits.
@@ -107,7 +108,8 @@ end
 local function remember(st, flat_grad, history_size, r32)
   local y = flat_grad:sub(st.prev_flat_grad)
   local s = st.d:mul(st.t)
-  local ys = y:dot(s):item()
+  local ys_t = y:dot(s)
+  local ys = ys_t:item()
   if ys > 1e-10 then
     if #st.old_dirs == history_size then
       table.remove(st.old_dirs, 1); table.remove(st.old_stps, 1); table.remove(st.ro, 1)
@@ -115,13 +117,13 @@ local function remember(st, flat_grad, history_size, r32)
     st.old_dirs[#st.old_dirs + 1] = y
     st.old_stps[#st.old_stps + 1] = s
     st.ro[#st.ro + 1] = r32(1.0 / ys)
-    st.H_diag = r32(ys / y:dot(y):item())
+    st.H_diag = U.unscoped(torch.div, ys_t, y:dot(y))   -- a 0-dim tensor in the parameters' dtype, as PyTorch's
   end
 end
 
 -- A state loaded from PyTorch holds 0-dim tensors where this file keeps numbers.
 local function numbers(st)
-  for _, k in ipairs({ "t", "H_diag", "prev_loss" }) do st[k] = num(st[k]) end
+  for _, k in ipairs({ "t", "prev_loss" }) do st[k] = num(st[k]) end
   for _, k in ipairs({ "ro", "al" }) do
     if type(st[k]) == "table" then
       for i, v in pairs(st[k]) do if v ~= None then st[k][i] = num(v) end end
