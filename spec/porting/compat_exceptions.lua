@@ -28,7 +28,6 @@ return {
     -- torch.nn.utils.rnn
     -- torch.nn.utils.parametrizations
     -- torch.optim
-    ["torch.optim.SparseAdam"] = "not implemented: needs sparse gradients (nn.Embedding(sparse=True)), which ltorch does not produce",
     -- torch.optim.lr_scheduler
     -- torch.utils.data
     -- torch

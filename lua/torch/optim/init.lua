@@ -11,10 +11,9 @@
       end
 
   Optimizers: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, ASGD, Rprop,
-  Adafactor, Muon, LBFGS (base class: Optimizer). Each update is also a plain function
+  Adafactor, Muon, LBFGS, SparseAdam (base class: Optimizer). Each update is also a plain function
   (optim.functional.sgd, .adam, ...; LBFGS's is .lbfgs(opt, closure)) with the algorithm in its
-  doc comment. SparseAdam is missing (ltorch has no sparse gradients). Schedulers: see
-  lua/torch/optim/lr_scheduler.lua.
+  doc comment. Schedulers: see lua/torch/optim/lr_scheduler.lua.
 ]]
 local base = require "torch.optim.optimizer"
 local sgd = require "torch.optim.sgd"
@@ -30,6 +29,7 @@ local rprop = require "torch.optim.rprop"
 local adafactor = require "torch.optim.adafactor"
 local muon = require "torch.optim.muon"
 local lbfgs = require "torch.optim.lbfgs"
+local sparse_adam = require "torch.optim.sparse_adam"
 
 return {
   Optimizer = base.Optimizer,
@@ -47,9 +47,10 @@ return {
   Adafactor = adafactor.Adafactor,
   Muon = muon.Muon,
   LBFGS = lbfgs.LBFGS,
+  SparseAdam = sparse_adam.SparseAdam,
   functional = { sgd = sgd.sgd, adam = adam.adam, rmsprop = rmsprop.rmsprop, adagrad = adagrad.adagrad,
     adadelta = adadelta.adadelta, adamax = adamax.adamax, nadam = nadam.nadam, radam = radam.radam,
     asgd = asgd.asgd, rprop = rprop.rprop, adafactor = adafactor.adafactor, muon = muon.muon,
-    lbfgs = lbfgs.lbfgs },
+    lbfgs = lbfgs.lbfgs, sparse_adam = sparse_adam.sparse_adam },
   lr_scheduler = require "torch.optim.lr_scheduler",
 }
