@@ -98,15 +98,22 @@ end
 M.decode = decode
 
 -- torch.nn[name](args..., {kw...}) from encoded arguments (the keyword table only when needed);
--- a None argument is false, as a Lua user writes it for an option
+-- a None argument, or a None in a list (AdaptiveAvgPool2d((None, 7))), is false: ltorch's
+-- spelling of None for an option
+local function option(v)
+  if v == NULL then return false end
+  if type(v) == "table" and v[1] ~= nil and not v.T then
+    local t = {}
+    for i = 1, #v do t[i] = option(v[i]) end
+    return t
+  end
+  return decode(v)
+end
+
 function M.construct(name, args, n, kw)
   local cls = torch.nn[name]
   if cls == nil then error("torch.nn." .. name .. " is not in ltorch", 0) end
   local list = {}
-  local function option(v)
-    if v == NULL then return false end
-    return decode(v)
-  end
   for i = 1, n do list[i] = option(args[i]) end
   if next(kw) ~= nil then
     local t = {}

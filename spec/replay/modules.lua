@@ -12,7 +12,8 @@
     5. the outputs (a tuple and Lua's multiple returns flatten alike)              (differs)
     6. backward of sum(out_i * g_i): each parameter's grad by name, each input's   (grad)
     7. the buffers after the forward (running statistics)                         (differs)
-  Verdicts as in spec/replay/ops.lua, plus state_dict (other keys than PyTorch's).
+  Verdicts as in spec/replay/ops.lua, plus state_dict (other keys than PyTorch's). An error input
+  (case.error) must raise, at construction or forward (else no_error).
   Use: by spec/replay/child.lua.
 ]]
 local torch = require "torch"
@@ -82,8 +83,20 @@ local function leaves_of(enc, dec, acc)
   return acc
 end
 
+-- An error input: PyTorch raises at construction or forward; so must ltorch (at either).
+local function run_error(entry, case)
+  local ok = pcall(function()
+    local m = codec.construct(entry.name, case.cargs, case.cn, case.ckw)
+    m:double()
+    forward(m, decode_list(case.fargs, case.fn), case.fn, codec.decode({ D = case.fkw }))
+  end)
+  if ok then return { cat = "no_error", detail = "PyTorch raises " .. case.error } end
+  return {}
+end
+
 function M.run(entry, case)
   if torch.nn[entry.name] == nil then return { cat = "missing", detail = "torch.nn." .. entry.name .. " is not in ltorch" } end
+  if case.error then return run_error(entry, case) end
   local built, m = pcall(codec.construct, entry.name, case.cargs, case.cn, case.ckw)
   if not built then
     local msg = tostring(m):sub(1, 300)

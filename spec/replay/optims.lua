@@ -8,7 +8,8 @@
   What: run(entry, case): opt = torch.optim.X(params, {kw...}); three times zero_grad, the loss
   ((x @ w.T + b - y)^2).sum() (SparseAdam: an embedding lookup with sparse = true), backward,
   step (LBFGS: step(closure)); after each step every parameter must equal PyTorch's (float64,
-  10x torch.testing's tolerance). Verdicts as in spec/replay/ops.lua.
+  10x torch.testing's tolerance). An error input (case.error): the constructor must raise.
+  Verdicts as in spec/replay/ops.lua.
   Use: by spec/replay/child.lua.
 ]]
 local torch = require "torch"
@@ -30,6 +31,13 @@ end
 function M.run(entry, case)
   local cls = torch.optim[entry.name]
   if cls == nil then return { cat = "missing", detail = "torch.optim." .. entry.name .. " is not in ltorch" } end
+  if case.error then
+    local params = codec.decode(case.params)
+    if torch.is_tensor(params) then params:requires_grad_(true) end
+    local ok = pcall(cls, params, codec.decode({ D = case.kw }))
+    if ok then return { cat = "no_error", detail = "PyTorch raises " .. case.error } end
+    return {}
+  end
   local params = {}
   for i, p in ipairs(case.init) do params[i] = codec.decode(p):requires_grad_(true) end
   local data = {}

@@ -13,7 +13,8 @@
 # statistics). Each forward runs after torch.manual_seed(0). A module input that Lua cannot spell
 # (a lambda) is recorded as skipped with the reason. A None constructor argument is null, which
 # the Lua side passes as false (ltorch's spelling of None for an option).
-# Prints one JSON object {torch, entries, cases}.
+# The module's error inputs (module_error_inputs_func) are recorded with PyTorch's error, raised
+# by the constructor or the forward. Prints one JSON object {torch, entries, cases}.
 #
 # Use: .venv/bin/python tools/replay/gen_module_db.py > modules.json   (spec/replay/data.lua)
 import json
@@ -24,7 +25,26 @@ import torch
 from replay_common import (Unencodable, arg_encoder, enc, error_text, flat_tensors, int_floats, load_testing,
                            record_module_constructors)
 
-CAP = 2
+CAP = 4
+
+
+def error_case(mi, err_input):
+    """An ErrorModuleInput: the same call, and PyTorch's error (at construction or forward)."""
+    mi_input = err_input.module_error_input
+    cargs = int_floats(mi_input.constructor_input.args)
+    ckw = int_floats(dict(mi_input.constructor_input.kwargs))
+    fargs, fkw = mi_input.forward_input.args, mi_input.forward_input.kwargs
+    e = arg_encoder([], [fargs, fkw])
+    case = {"train": True, "cargs": enc(cargs), "cn": len(cargs), "ckw": {k: enc(v) for k, v in ckw.items()},
+            "fargs": [e(a) for a in fargs], "fn": len(fargs),
+            "fkw": {k: e(v) for k, v in fkw.items() if v is not None}}
+    try:
+        m = mi.module_cls(*cargs, **ckw).to(torch.float64)
+        m(*fargs, **fkw)
+    except Exception as err:
+        case["error"] = error_text(err)
+        return case
+    return None
 
 
 def module_case(mi, mode_train, mi_input):
@@ -102,6 +122,20 @@ def main():
                 cases.append(case)
                 taken += 1
                 n += 1
+        if mi.module_error_inputs_func is not None:
+            try:
+                err_inputs = list(mi.module_error_inputs_func(mi, device="cpu", dtype=torch.float64,
+                                                              requires_grad=False, training=True))
+            except Exception:
+                err_inputs = []
+            for ei in err_inputs:
+                try:
+                    case = error_case(mi, ei)
+                except Exception:
+                    continue
+                if case is not None:
+                    case["entry"] = key
+                    cases.append(case)
         if skips:
             entry["skipped"] = skips
         if n == 0:

@@ -10,7 +10,8 @@
 # y [5, 4], loss = ((x @ w.T + b - y)^2).sum(). STEPS steps of zero_grad, backward, step (LBFGS:
 # step(closure)); the parameters after each step are recorded. Keyword values are encoded by
 # replay_common.enc (a tensor learning rate is a tensor). A configuration PyTorch itself refuses
-# on CPU is recorded as skipped. Prints one JSON object {torch, entries, cases}.
+# on CPU is recorded as skipped. The construction error inputs (optim_error_inputs_func) are
+# recorded with PyTorch's error. Prints one JSON object {torch, entries, cases}.
 #
 # Use: .venv/bin/python tools/replay/gen_optim_db.py > optims.json   (spec/replay/data.lua)
 import json
@@ -18,7 +19,7 @@ import sys
 
 import torch
 
-from replay_common import Unencodable, enc, error_text, load_testing
+from replay_common import Unencodable, arg_encoder, enc, error_text, load_testing
 
 STEPS = 3
 
@@ -66,6 +67,29 @@ def run_config(cls, kwargs, prob):
     return steps
 
 
+def error_cases(oi, key):
+    """The construction error inputs (optim_error_inputs_func): the params and keywords PyTorch's
+    constructor refuses, with its error. Step errors are not replayed."""
+    cases = []
+    for ei in oi.optim_error_inputs_func(device="cpu", dtype=torch.float64):
+        if "CONSTRUCTION" not in str(ei.error_on):
+            continue
+        oinput = ei.optimizer_error_input
+        try:
+            # one encoder for the whole list: a tensor in two param groups stays one tensor
+            e = arg_encoder([], [oinput.params])
+            case = {"entry": key, "params": e(oinput.params), "kw": {k: enc(v) for k, v in oinput.kwargs.items()},
+                    "desc": oinput.desc}
+        except Exception:
+            continue
+        try:
+            oi.optim_cls(oinput.params, **oinput.kwargs)
+        except Exception as err:
+            case["error"] = error_text(err)
+            cases.append(case)
+    return cases
+
+
 def main():
     _, _, co = load_testing()
     entries, cases = [], []
@@ -94,6 +118,7 @@ def main():
                 continue
             case["entry"] = key
             cases.append(case)
+        cases.extend(error_cases(oi, key))
         if skips:
             entry["skipped"] = skips
     json.dump({"torch": torch.__version__, "entries": entries, "cases": cases}, sys.stdout)

@@ -163,6 +163,8 @@ def arg_encoder(grad_inputs, values):
             return d
         if isinstance(x, (list, tuple)) and not isinstance(x, torch.Size):
             return [e(y) for y in x]
+        if isinstance(x, dict):
+            return {"D": {str(k): e(v) for k, v in x.items()}}
         return enc(x, True)
     return e
 
