@@ -95,10 +95,12 @@ local function lrn_init(name)
   end
 end
 
--- "5, alpha=0.0001, beta=0.75, k=1.0"; CrossMapLRN2d's default k is Python's int 1, printed "1".
+-- "5, alpha=0.0001, beta=0.75, k=1.0"; k is a float (k: float), but CrossMapLRN2d's default k is
+-- Python's int 1, printed "1".
 local function lrn_repr(self)
+  local k_float = self._class.__name == "LocalResponseNorm" or self.k ~= 1
   return ("%d, alpha=%s, beta=%s, k=%s"):format(self.size, U.pyrepr(self.alpha, true), U.pyrepr(self.beta, true),
-    U.pyrepr(self.k, self._class.__name == "LocalResponseNorm"))
+    U.pyrepr(self.k, k_float))
 end
 
 local function lrn_label(self) return ("%s(%d)"):format(self._class.__name, self.size) end

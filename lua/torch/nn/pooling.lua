@@ -149,7 +149,8 @@ local function lp_pool(d)
       self.ceil_mode)
   end
   function cls:extra_repr()
-    return ("norm_type=%s, kernel_size=%s, stride=%s, ceil_mode=%s"):format(U.pyrepr(self.norm_type),
+    -- norm_type: float in PyTorch's signature, printed as Python prints a float (2.0)
+    return ("norm_type=%s, kernel_size=%s, stride=%s, ceil_mode=%s"):format(U.pyrepr(self.norm_type, true),
       U.pyrepr(self.kernel_size), U.pyrepr(self.stride), U.pyrepr(self.ceil_mode))
   end
   M[name] = cls
