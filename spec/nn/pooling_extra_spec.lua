@@ -73,13 +73,14 @@ local CASES = {
   { name = "AvgPool3d unbatched, float64", lua = function() return nn.AvgPool3d(2, { stride = 1 }) end,
     py = "nn.AvgPool3d(2, stride=1)", inputs = { { 2, 3, 3, 3 } }, dtype = "float64" },
   -- LPPool
-  { name = "LPPool1d(2, 3)", lua = function() return nn.LPPool1d(2, 3) end, py = "nn.LPPool1d(2, 3)",
+  -- norm_type: float in PyTorch's signature, so a Lua 2 prints as the float 2.0 (spec/nn/repr_spec.lua)
+  { name = "LPPool1d(2, 3)", lua = function() return nn.LPPool1d(2, 3) end, py = "nn.LPPool1d(2.0, 3)",
     inputs = { { 2, 3, 9 } } },
   { name = "LPPool1d stride, ceil_mode", lua = function() return nn.LPPool1d(1, 3, { stride = 2, ceil_mode = true }) end,
-    py = "nn.LPPool1d(1, 3, stride=2, ceil_mode=True)", inputs = { { 1, 2, 8 } } },
+    py = "nn.LPPool1d(1.0, 3, stride=2, ceil_mode=True)", inputs = { { 1, 2, 8 } } },
   { name = "LPPool2d(3, {3, 2}, 2)", lua = function() return nn.LPPool2d(3, { 3, 2 }, 2) end,
-    py = "nn.LPPool2d(3, (3, 2), 2)", inputs = { { 1, 2, 7, 6 } } },
-  { name = "LPPool3d(2, 2) float64", lua = function() return nn.LPPool3d(2, 2) end, py = "nn.LPPool3d(2, 2)",
+    py = "nn.LPPool2d(3.0, (3, 2), 2)", inputs = { { 1, 2, 7, 6 } } },
+  { name = "LPPool3d(2, 2) float64", lua = function() return nn.LPPool3d(2, 2) end, py = "nn.LPPool3d(2.0, 2)",
     inputs = { { 1, 2, 4, 4, 4 } }, dtype = "float64" },
   -- Adaptive pools
   { name = "AdaptiveAvgPool1d(3)", lua = function() return nn.AdaptiveAvgPool1d(3) end, py = "nn.AdaptiveAvgPool1d(3)",
