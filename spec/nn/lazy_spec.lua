@@ -7,7 +7,9 @@
   gradients of input and parameters from sum(y * linspace(-1, 1)). Init and the forward are
   compared bit for bit (tolerance 0: the same libtorch ops on the same generator state), the
   gradients to 1e-6 (float32). An SGD optimizer built on the parameters before the first
-  forward must step as PyTorch's. Also the UninitializedParameter errors.
+  forward must step as PyTorch's. Also the UninitializedParameter errors, and state_dict / load_state_dict
+  before the first forward (the six lazy convolutions, LazyLinear, LazyBatchNorm1d): PyTorch's keys with
+  uninitialized entries; loading real tensors materializes the module, whose output then equals PyTorch's.
 
   Run:  build/ltorch /usr/bin/busted spec/nn/lazy_spec.lua
 ]]
@@ -150,17 +152,16 @@ describe("lazy modules before the first forward", function()
     assert.are.same({ 5 }, m.weight:size())
   end)
 
-  it("raise clear errors on use of an uninitialized parameter, state_dict, load_state_dict", function()
+  it("raise clear errors on use of an uninitialized parameter", function()
     local m = nn.LazyLinear(3)
     assert.matches("LazyLinear%.weight is an uninitialized parameter %(UninitializedParameter%): its shape is "
       .. "inferred at the module's first forward", err(function() return m.weight:size() end))
     assert.matches("LazyLinear%.bias is an uninitialized parameter", err(function() return m.bias + 1 end))
-    assert.matches("LazyLinear: the module has uninitialized parameters %(UninitializedParameter%), so it has no "
-      .. "state_dict yet", err(function() return m:state_dict() end))
-    local net = nn.Sequential(nn.Linear(2, 2), nn.LazyLinear(3))
-    assert.matches("LazyLinear: the module has uninitialized parameters", err(function() return net:state_dict() end))
-    assert.matches("LazyLinear: the module has uninitialized parameters",
-      err(function() return net:load_state_dict({}) end))
+    assert.matches("LazyLinear%.weight is an uninitialized parameter", err(function() return m:state_dict().weight:size() end))
+    assert.matches("save: value%.%a+ is an uninitialized parameter or buffer of a lazy module",
+      err(torch.save, m:state_dict(), os.tmpname()))
+    assert.matches("value for weight is an uninitialized parameter or buffer",
+      err(function() return nn.Linear(2, 3):load_state_dict(m:state_dict()) end))
   end)
 
   it("check the constructor arguments and the first input", function()
@@ -170,4 +171,73 @@ describe("lazy modules before the first forward", function()
       err(nn.LazyConv2d(4, 3), torch.randn(2, 3)))
     assert.matches("in_channels must be divisible by groups", err(nn.LazyConv1d(4, 3, { groups = 2 }), torch.randn(1, 3, 5)))
   end)
+end)
+
+-- The six lazy convolutions (and LazyLinear, LazyBatchNorm1d) before their first forward: state_dict and
+-- load_state_dict as PyTorch's (uninitialized entries; a load materializes the parameters from the tensors).
+local SD_CASES = {
+  { "LazyConv1d", function() return nn.LazyConv1d(4, 3) end, "nn.LazyConv1d(4, 3)",
+    function() return nn.Conv1d(2, 4, 3) end, "nn.Conv1d(2, 4, 3)", { 2, 2, 7 } },
+  { "LazyConv2d groups", function() return nn.LazyConv2d(4, 3, { groups = 2 }) end, "nn.LazyConv2d(4, 3, groups=2)",
+    function() return nn.Conv2d(6, 4, 3, { groups = 2 }) end, "nn.Conv2d(6, 4, 3, groups=2)", { 1, 6, 5, 5 } },
+  { "LazyConv3d no bias", function() return nn.LazyConv3d(2, 2, { bias = false }) end, "nn.LazyConv3d(2, 2, bias=False)",
+    function() return nn.Conv3d(3, 2, 2, { bias = false }) end, "nn.Conv3d(3, 2, 2, bias=False)", { 1, 3, 3, 3, 3 } },
+  { "LazyConvTranspose1d", function() return nn.LazyConvTranspose1d(3, 2) end, "nn.LazyConvTranspose1d(3, 2)",
+    function() return nn.ConvTranspose1d(5, 3, 2) end, "nn.ConvTranspose1d(5, 3, 2)", { 2, 5, 4 } },
+  { "LazyConvTranspose2d groups", function() return nn.LazyConvTranspose2d(4, 2, { groups = 2 }) end,
+    "nn.LazyConvTranspose2d(4, 2, groups=2)", function() return nn.ConvTranspose2d(2, 4, 2, { groups = 2 }) end,
+    "nn.ConvTranspose2d(2, 4, 2, groups=2)", { 1, 2, 3, 3 } },
+  { "LazyConvTranspose3d", function() return nn.LazyConvTranspose3d(2, 2) end, "nn.LazyConvTranspose3d(2, 2)",
+    function() return nn.ConvTranspose3d(3, 2, 2) end, "nn.ConvTranspose3d(3, 2, 2)", { 1, 3, 2, 2, 2 } },
+  { "LazyLinear", function() return nn.LazyLinear(3) end, "nn.LazyLinear(3)",
+    function() return nn.Linear(5, 3) end, "nn.Linear(5, 3)", { 2, 5 } },
+  { "LazyBatchNorm1d", function() return nn.LazyBatchNorm1d() end, "nn.LazyBatchNorm1d()",
+    function() return nn.BatchNorm1d(4) end, "nn.BatchNorm1d(4)", { 3, 4 } },
+}
+
+describe("lazy modules' state_dict and load_state_dict before the first forward", function()
+  local ref, sources
+  setup(function()
+    local lines = { "import torch.nn as nn", "from torch.nn.parameter import UninitializedTensorMixin", "out = []" }
+    sources = {}
+    for i, c in ipairs(SD_CASES) do
+      torch.manual_seed(i)
+      local src = c[4]()
+      src:eval()
+      sources[i] = src
+      local sd = {}
+      for k, v in src:state_dict() do sd[#sd + 1] = ("%q: %s"):format(k, approx.py(v)) end
+      lines[#lines + 1] = ([[
+m = %s
+keys = [[k, type(v).__name__] for k, v in m.state_dict().items()]
+fresh = %s.load_state_dict(m.state_dict())
+r = m.load_state_dict({%s})
+m.eval()
+x = torch.tensor(%s, dtype=torch.float32)
+y = m(x)
+out.append(dict(keys=keys, fresh=[list(fresh.missing_keys), list(fresh.unexpected_keys)], missing=list(r.missing_keys),
+                y=y.tolist(), x=x.tolist()))]]):format(c[3], c[3], table.concat(sd, ", "), approx.py(parity.values(c[6], i)))
+    end
+    lines[#lines + 1] = "print(json.dumps(out))"
+    ref = pytorch.run(table.concat(lines, "\n"))
+  end)
+
+  for i, c in ipairs(SD_CASES) do
+    it(c[1] .. ": state_dict keys and uninitialized entries, a load that materializes, as PyTorch", function()
+      local m = c[2]()
+      local keys = {}
+      for k, v in m:state_dict() do
+        keys[#keys + 1] = { k, torch.is_tensor(v) and "Tensor" or tostring(v):match("<(%w+)>") }
+      end
+      assert.same(ref[i].keys, keys)
+      local fresh = c[2]():load_state_dict(m:state_dict())   -- uninitialized into uninitialized: all keys match
+      assert.same(ref[i].fresh, { fresh.missing_keys, fresh.unexpected_keys })
+      local r = m:load_state_dict(sources[i]:state_dict())
+      assert.same(ref[i].missing, r.missing_keys)
+      assert.equal(sources[i]._class.__name, m._class.__name)   -- ltorch: the ordinary class at once
+      m:eval()
+      for k, v in sources[i]:state_dict() do assert.is_true(m:state_dict()[k]:equal(v), k) end
+      approx.check(m(torch.tensor(ref[i].x)), ref[i].y, 0)
+    end)
+  end
 end)

@@ -70,10 +70,20 @@ local sd_mt = { __call = function(sd, _, previous)
   until false
 end }
 
--- state_dict() -> { ["fc1.weight"] = tensor, ... } (detached, sharing storage, as PyTorch's)
+-- A lazy module's UninitializedParameter / UninitializedBuffer for key (torch.nn.lazy), or nil.
+local function uninitialized(self, key)
+  local m, leaf = owner(self, key)
+  local u = m and rawget(m, "_uninit")
+  return u and u[leaf]
+end
+
+local function is_uninitialized(v) return type(v) == "table" and rawget(v, "uninitialized") == true end
+
+--[[ state_dict() -> { ["fc1.weight"] = tensor, ... } (detached, sharing storage, as PyTorch's); a lazy
+     module's entries before its first forward are its UninitializedParameter / UninitializedBuffer. ]]
 function Methods:state_dict()
   local sd, keys = {}, self:state_dict_keys()
-  for _, key in ipairs(keys) do sd[key] = lookup(self, key):detach() end
+  for _, key in ipairs(keys) do sd[key] = uninitialized(self, key) or lookup(self, key):detach() end
   sd_keys[sd] = keys
   return setmetatable(sd, sd_mt)
 end
@@ -119,7 +129,15 @@ local function load_errors(self, sd, keys, result, strict)
   local errors = {}
   for _, k in ipairs(keys) do
     local src, dst = sd[k], lookup(self, k)
-    if src ~= nil then
+    local dst_uninit = uninitialized(self, k)
+    if is_uninitialized(src) then   -- uninitialized into uninitialized matches: nothing to copy
+      if not dst_uninit then
+        errors[#errors + 1] = ("value for %s is an uninitialized parameter or buffer (a lazy module's before its "
+          .. "first forward): it cannot be loaded into an initialized one"):format(k)
+      end
+    elseif src ~= nil and dst_uninit and istype(Ref, src) then
+      errors[#errors + 1] = ("value for %s: its lazy module was not materialized"):format(k)
+    elseif src ~= nil then
       if not istype(Ref, src) then
         errors[#errors + 1] = ("value for %s is a %s, not a Tensor"):format(k, type(src))
       elseif src:size() ~= dst:size() then
@@ -182,7 +200,7 @@ function Methods:load_state_dict(sd, opts, assign_arg)
   torch.no_grad(function()
     for _, k in ipairs(keys) do
       local src = sd[k]
-      if src ~= nil then
+      if src ~= nil and not is_uninitialized(src) then
         if assign then assign_tensor(self, k, src) else lookup(self, k):copy_(src) end
       end
     end

@@ -11,9 +11,14 @@
   (in_features, in_channels or num_features). Until the first forward the module's name is the
   Lazy one, the inferred size reads 0 (as in PyTorch's repr), and its weight / bias (and
   BatchNorm's running_mean / running_var) are uninitialized: `m.weight` is an
-  UninitializedParameter whose every use raises, and state_dict / load_state_dict raise (PyTorch
-  returns uninitialized entries there; here they would be empty tensors, so it is an error).
-  The first forward infers the size from the input (Linear: input:size(-1); Conv: the channel
+  UninitializedParameter whose every use raises. state_dict() holds those UninitializedParameter /
+  UninitializedBuffer entries under PyTorch's keys (any use of one raises; loading one into a module
+  whose entry is uninitialized too matches it, as PyTorch's). load_state_dict with real tensors
+  materializes the module from their shapes (Linear: weight's in dim; Conv: weight:size(1) * groups;
+  ConvTranspose: weight:size(0); norms: the length of weight / running_mean) and then copies them,
+  as PyTorch's materializes its uninitialized parameters on load; here the module also becomes the
+  ordinary class at once, with the inferred size in its repr (PyTorch waits for the forward and keeps
+  printing 0). The first forward infers the size from the input (Linear: input:size(-1); Conv: the channel
   dim of a batched or unbatched input; norms: input:size(1)), builds the ordinary module's
   parameters with its own reset_parameters, and the module becomes that class (PyTorch's
   cls_to_become): under the same manual_seed the values are PyTorch's bit for bit.
@@ -52,6 +57,7 @@ Uninit.__index, Uninit.__newindex, Uninit.__call = uninit_error, uninit_error, u
 for _, mm in ipairs({ "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__unm", "__concat", "__len", "__lt", "__le" }) do
   Uninit[mm] = uninit_error
 end
+M.Uninitialized = Uninit   -- the metatable of the UninitializedParameter / UninitializedBuffer entries
 Uninit.__tostring = function(self)
   return rawget(self, "kind") == "buffer" and "<UninitializedBuffer>" or "<UninitializedParameter>"
 end
@@ -131,7 +137,7 @@ local function lazy_init(self, name, become, field, ...)
     if p ~= nil then
       self:register_parameter(pname, Parameter(torch.empty(0, { dtype = p.dtype, device = rest.device })))
       lz.placeholders[#lz.placeholders + 1] = self._parameters.values[pname]
-      lz.uninit[pname] = setmetatable({ owner = name, name = pname, kind = "parameter" }, Uninit)
+      lz.uninit[pname] = setmetatable({ owner = name, name = pname, kind = "parameter", uninitialized = true }, Uninit)
     end
   end
   for _, bname in ipairs(probe._buffers.names) do
@@ -139,16 +145,41 @@ local function lazy_init(self, name, become, field, ...)
     if b ~= nil and b:dim() > 0 then   -- running_mean, running_var; not num_batches_tracked
       self:register_buffer(bname, torch.empty(0, { dtype = b.dtype, device = rest.device }), not probe._non_persistent[bname])
       lz.placeholders[#lz.placeholders + 1] = self._buffers.values[bname]
-      lz.uninit[bname] = setmetatable({ owner = name, name = bname, kind = "buffer" }, Uninit)
+      lz.uninit[bname] = setmetatable({ owner = name, name = bname, kind = "buffer", uninitialized = true }, Uninit)
     elseif b ~= nil then
       self:register_buffer(bname, b:to(rest.device or "cpu"), not probe._non_persistent[bname])
     end
   end
 end
 
---[[ lazy_class(name, become, field, infer): a class extending `become` whose constructor takes
-     become's signature without its first parameter `field`; infer(self, input) -> the size. ]]
-local function lazy_class(name, become, field, infer, text)
+-- A tensor of sd (not an uninitialized entry), or nil.
+local function loaded(sd, key)
+  local v = sd[key]
+  if torch.is_tensor(v) then return v end
+  return nil
+end
+
+--[[ The load_state_dict pre-hook of a lazy module: real tensors for its uninitialized entries
+     materialize it with the size infer_loaded(self, sd, prefix) reads from their shapes. ]]
+local function load_hook(self, name, infer_loaded)
+  return function(sd, prefix)
+    if not has_uninitialized(self) then return end
+    local any = false
+    for k in pairs(rawget(self, "_uninit")) do any = any or loaded(sd, prefix .. k) ~= nil end
+    if not any then return end
+    local n = infer_loaded(self, function(key) return loaded(sd, prefix .. key) end)
+    if n == nil then
+      A.fail("%s: cannot infer the module's size from the state dict: its weight (or running_mean) is missing", name)
+    end
+    materialize(self, n)
+  end
+end
+
+--[[ lazy_class(name, become, field, infer, text, infer_loaded): a class extending `become` whose
+     constructor takes become's signature (text) without its first parameter `field`;
+     infer(self, input) -> the size at the first forward; infer_loaded(self, get) -> the size from
+     the tensors a load_state_dict brings (get(name) -> the loaded tensor or nil). ]]
+local function lazy_class(name, become, field, infer, text, infer_loaded)
   local cls = become:extend(name)
   M[name] = cls
   cls.cls_to_become = become
@@ -165,7 +196,10 @@ local function lazy_class(name, become, field, infer, text)
     return base_newindex(self, k, v)
   end
 
-  function cls:__init(...) return lazy_init(self, name, become, field, ...) end
+  function cls:__init(...)
+    lazy_init(self, name, become, field, ...)
+    self:_register_load_state_dict_pre_hook(load_hook(self, name, infer_loaded))
+  end
 
   function cls:has_uninitialized_params() return has_uninitialized(self) end
 
@@ -184,11 +218,6 @@ local function lazy_class(name, become, field, infer, text)
 
   function cls:reset_parameters()   -- nothing to reset before the shapes are known (PyTorch's LazyModuleMixin)
     if rawget(self, "_lazy") == nil then return become.reset_parameters(self) end
-  end
-
-  function cls:state_dict_keys()
-    A.fail("%s: the module has uninitialized parameters (UninitializedParameter), so it has no state_dict yet; "
-      .. "run a forward pass with a sample batch first", name)
   end
 
   A.init(cls, text)
@@ -217,17 +246,28 @@ local function infer_norm(self, input)
   return input:size(1)
 end
 
-lazy_class("LazyLinear", linear.Linear, "in_features", infer_linear, "out_features, bias=True, device=None, dtype=None")
+-- The size from loaded tensors. Linear weight: [out, in]; Conv weight: [out, in / groups, k...];
+-- ConvTranspose weight: [in, out / groups, k...]; norms: [num_features].
+local function loaded_linear(_, get) local w = get("weight") return w and w:size(1) end
+local function loaded_conv(self, get) local w = get("weight") return w and w:size(1) * self.groups end
+local function loaded_conv_transpose(_, get) local w = get("weight") return w and w:size(0) end
+local function loaded_norm(_, get)
+  local t = get("weight") or get("bias") or get("running_mean") or get("running_var")
+  return t and t:size(0)
+end
+
+lazy_class("LazyLinear", linear.Linear, "in_features", infer_linear, "out_features, bias=True, device=None, dtype=None",
+  loaded_linear)
 for nd = 1, 3 do
   lazy_class("LazyConv" .. nd .. "d", conv["Conv" .. nd .. "d"], "in_channels", infer_conv(nd),
     "out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, padding_mode='zeros', "
-    .. "device=None, dtype=None")
+    .. "device=None, dtype=None", loaded_conv)
   lazy_class("LazyConvTranspose" .. nd .. "d", conv["ConvTranspose" .. nd .. "d"], "in_channels", infer_conv(nd),
     "out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True, dilation=1, "
-    .. "padding_mode='zeros', device=None, dtype=None")
+    .. "padding_mode='zeros', device=None, dtype=None", loaded_conv_transpose)
   for _, kind in ipairs({ "BatchNorm", "InstanceNorm" }) do
     lazy_class("Lazy" .. kind .. nd .. "d", norm[kind .. nd .. "d"], "num_features", infer_norm,
-      "eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None")
+      "eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None", loaded_norm)
   end
 end
 

@@ -420,6 +420,10 @@ local function w_value(out, v, hooks, path, active, memo)
     out[#out + 1] = "\137ccollections\nOrderedDict\n)RtR"
   elseif tv == "table" then
     if active[v] then error(("save: %s refers to itself"):format(path), 0) end
+    if getmetatable(v) ~= nil and rawget(v, "uninitialized") == true then   -- torch.nn.lazy's placeholder
+      error(("save: %s is an uninitialized parameter or buffer of a lazy module: run a forward pass (or load a "
+        .. "state dict) first, so it has a shape and values"):format(path), 0)
+    end
     -- A table met again is written as a reference to its first copy (memo), as Python's
     -- pickler does for a shared list or dict: the file stays linear and loads shared.
     if memo[v] then out[#out + 1] = "j" .. u32(memo[v]); return end
