@@ -22,8 +22,9 @@
       N new handles or whenever tensor memory grew by 64 MiB, tells the collector what it cannot
       see with collectgarbage("step", kb): the bytes allocated since the last step plus ~512
       bytes of C++ bookkeeping per handle. A loop that drops its temporaries keeps a flat RSS.
-      N is Lua's own pause rule applied to that bookkeeping: as many handles as make twice the
-      Lua heap in C++ bytes (at least 1024, at most 65536). A step that size finishes a cycle, and a cycle marks
+      N is Lua's own pause rule (a cycle once the heap has doubled) applied to that bookkeeping:
+      as many handles as make the Lua heap's size in C++ bytes (at least 1024, at most 65536;
+      more would also outgrow the CPU's cache between two sweeps). A step that size finishes a cycle, and a cycle marks
       the whole heap, so a fixed N made every tensor pay more as the heap grew (the library's
       heap grew half again with libtorch 2.11's surface: docs/PERFORMANCE.md, optimisation 15).
     * device memory (any non-CPU device) is not the CPU allocator's, and a handle's size says
@@ -80,7 +81,7 @@ local STEP_HANDLES = 1024              -- the fewest new handles between two ste
 local STEP_HANDLES_MAX = 65536         -- the most (~32 MiB of bookkeeping, under STEP_BYTES)
 local STEP_BYTES = 64 * 1024 * 1024
 local HANDLE_COST = 512
-local PENDING_RATIO = 2                -- dropped handles' C++ bytes per byte of Lua heap
+local PENDING_RATIO = 1                -- dropped handles' C++ bytes per byte of Lua heap
 
 local handles_since_step = 0
 local step_handles = STEP_HANDLES      -- N of the header: set after each step

@@ -206,7 +206,9 @@ describe("handle release through the slab (no finalizer per tensor)", function()
       assert.are.equal(0, C.lt_slab_check(slab.s))
     end
     assert.is_true(counter.made > 0)
-    assert.is_true(slab.s.top < 8000 + top0, ("top %d (%d before)"):format(slab.s.top, top0))
+    -- a burst takes 8,000 slots above the kept tensors' (48) and the probes' survivors when no
+    -- collection runs inside it (the collection step follows the Lua heap, which is big here)
+    assert.is_true(slab.s.top < 8000 + top0 + #keep + 100, ("top %d (%d before)"):format(slab.s.top, top0))
     for _, t in ipairs(keep) do
       local v = t:sum():item()
       assert.is_true(v == 9 or (v >= 1 and v <= 6), "a kept tensor changed: " .. v)
@@ -317,9 +319,9 @@ describe("handle release through the slab (no finalizer per tensor)", function()
     local dropped, released = out:match("^(%d+) (%d+)$")
     assert.is_truthy(dropped, out)
     dropped, released = tonumber(dropped), tonumber(released)
-    -- a step per N dropped handles (twice the ~1 MB Lua heap in bookkeeping at 512 bytes each:
-    -- ~4,000), each finishing a cycle: ~25; released: Lua garbage only, ~1
-    assert.is_true(dropped >= 10, "dropped handles drove " .. dropped .. " cycles")
+    -- a step per N dropped handles (the ~1 MB Lua heap in bookkeeping at 512 bytes each:
+    -- ~2,000), each finishing a cycle: ~50; released: Lua garbage only, ~1
+    assert.is_true(dropped >= 20, "dropped handles drove " .. dropped .. " cycles")
     assert.is_true(released <= 4, ("released handles drove %d cycles, dropped ones %d"):format(released, dropped))
   end)
 
