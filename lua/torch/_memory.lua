@@ -372,11 +372,11 @@ end
      holds it: until the collector finds those handles, every activation lives through backward
      and after it, where C++ frees each one as soon as backward has used it. So when the tensor
      memory made since the last such collection is large (a quarter of what was live after it,
-     at least 1 MiB, and at least twice the Lua heap: a full collection marks that whole heap,
+     at least 1 MiB, and at least the Lua heap's size: a full collection marks that whole heap,
      so a small model's step, whose forward makes less than the heap, does not pay one every few
      steps), one full collection here hands the activations to autograd alone. ]]
 local BACKWARD_MIN_BYTES = 1 * 1024 * 1024
-local BACKWARD_HEAP_RATIO = 2
+local BACKWARD_HEAP_RATIO = 1
 local live_after_backward_collect = tonumber(mem.live_bytes)
 local device_after_backward_collect = tonumber(mem.device_bytes_made)
 function M.before_backward()

@@ -144,7 +144,7 @@ describe("before backward", function()
   it("the forward's dropped intermediates do not live through backward (autograd frees them as in C++)", function()
     torch.collect()
     collectgarbage("stop")   -- only the collection before backward may find the garbage handles
-    -- 16 MiB each: the collection runs only for a forward that made at least twice the Lua heap
+    -- 16 MiB each: the collection runs only for a forward that made at least the Lua heap's size
     -- (torch._memory), and this suite's heap grows with every spec file
     local x = torch.randn(2 ^ 22, { requires_grad = true })
     local base = torch.memory_stats().live_bytes
