@@ -47,7 +47,7 @@ endif()
 
 # The toolkit: nvcc on PATH, under $CUDA_HOME / $CUDA_PATH, or NVIDIA's default /usr/local/cuda;
 # -DLTORCH_USE_CUDA_TOOLKIT=OFF builds as if it were absent.
-option(LTORCH_USE_CUDA_TOOLKIT "use the CUDA toolkit when found (NCCL backend)" ON)
+option(LTORCH_USE_CUDA_TOOLKIT "use the CUDA toolkit when found (nvcc: CUDA code of our own)" ON)
 find_program(LTORCH_NVCC nvcc HINTS ENV CUDA_HOME ENV CUDA_PATH PATH_SUFFIXES bin PATHS /usr/local/cuda/bin)
 set(LTORCH_CUDA_TOOLKIT OFF)
 if(LTORCH_NVCC AND LTORCH_USE_CUDA_TOOLKIT)
@@ -75,9 +75,9 @@ endif()
 
 # A CUDA libtorch without the toolkit: import it directly.
 message(STATUS "ltorch: no CUDA toolkit (nvcc) found: building against this CUDA libtorch without "
-  "compiling CUDA code (libtorch's CUDA kernels are still linked in). The NCCL backend and the CUDA "
-  "kernel of examples/extension need the toolkit: install it (NVIDIA's CUDA 13 in /usr/local/cuda, "
-  "or set CUDA_HOME) and reconfigure.")
+  "compiling CUDA code (libtorch's CUDA kernels are still linked in; the NCCL backend and CUDA graphs "
+  "use the CUDA headers of the torch wheel's packages). The CUDA kernel of examples/extension needs the "
+  "toolkit: install it (NVIDIA's CUDA 13 in /usr/local/cuda, or set CUDA_HOME) and reconfigure.")
 include("${_ltorch_torch_cmake_dir}/TorchConfigVersion.cmake")
 set(Torch_VERSION "${PACKAGE_VERSION}")
 set(TORCH_INSTALL_PREFIX "${_ltorch_torch_prefix}")
