@@ -25,13 +25,18 @@ import torch
 from replay_common import (Unencodable, arg_encoder, enc, error_text, flat_tensors, int_floats,
                            load_testing, numel, same)
 
-CAP = {torch.float64: 3, torch.float32: 2, torch.int64: 2, torch.complex64: 2}
+CAP = {torch.float64: 4, torch.float32: 3, torch.int64: 2, torch.complex64: 2}
 MAX_NUMEL = 4000
 ERR_CAP = 6
 SEED = 0
 # their results are uninitialized memory: only dtype and shape are compared
 UNINITIALIZED = {"empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided",
                  "empty_permuted"}
+# op_db calls these through a lambda that reorders its sample's arguments: the public function's
+# positional arguments from (input, args)
+SWAP12 = lambda inp, args: [args[0], inp] + list(args[1:])  # noqa: E731
+REORDER = {"where": SWAP12, "polygamma": SWAP12, "special.polygamma": SWAP12,
+           "nn.functional.embedding": SWAP12, "nn.functional.embedding_bag": SWAP12, "einsum": SWAP12}
 PRIVATE = ("_", "torch.ops.", "sparse.", "jiterator_")
 ATTRS = {"T", "H", "mT", "mH"}
 # x.__rop__(other) is `other op x`: a Lua user writes the torch function with the operands swapped
@@ -74,15 +79,19 @@ def dtypes_for(op):
     return [d for d in CAP if d in sup]
 
 
-def encode_call(sample, grad_inputs):
+def positional(sample, order):
+    return order(sample.input, sample.args) if order else [sample.input] + list(sample.args)
+
+
+def encode_call(sample, grad_inputs, order=None):
     """Encodes input + args + kwargs; tensors requiring grad get "gi" (their index in grad_inputs)."""
     e = arg_encoder(grad_inputs, [sample.input, sample.args, sample.kwargs])
-    args = [e(sample.input)] + [e(a) for a in sample.args]
+    args = [e(a) for a in positional(sample, order)]
     kw = {k: e(v) for k, v in sample.kwargs.items() if v is not None}
     return args, kw
 
 
-def run_sample(fn, sample, want_grad):
+def run_sample(fn, sample, want_grad, order=None):
     if numel([sample.input, sample.args, sample.kwargs]) > MAX_NUMEL:
         return None
     args, kwargs = int_floats(sample.args), int_floats(sample.kwargs)
@@ -92,7 +101,7 @@ def run_sample(fn, sample, want_grad):
             x = sample.input.detach().clone() if isinstance(sample.input, torch.Tensor) else sample.input
             torch.manual_seed(SEED)
             try:
-                results.append(fn(x, *a, **k))
+                results.append(fn(*positional(SampleArgs(x, a), order), **k))
             except Exception as err:
                 results.append(type(err))
         if not same(results[0], results[1]):
@@ -100,12 +109,11 @@ def run_sample(fn, sample, want_grad):
                               "differs for the int, and Lua has one number type")
         sample.args, sample.kwargs = args, kwargs
     grad_inputs = []
-    args, kw = encode_call(sample, grad_inputs)
+    args, kw = encode_call(sample, grad_inputs, order)
     case = {"args": args, "n": len(args), "kw": kw}
-    x = sample.input
     torch.manual_seed(SEED)
     try:
-        out = fn(x, *sample.args, **sample.kwargs)
+        out = fn(*positional(sample, order), **sample.kwargs)
     except Exception as err:
         raise Unencodable("PyTorch's public function raises for op_db's sample (op_db calls it "
                           "through its own lambda): " + error_text(err)[:80])
@@ -122,6 +130,11 @@ def run_sample(fn, sample, want_grad):
             except Exception as err:
                 case["gerr"] = error_text(err)
     return case
+
+
+class SampleArgs:
+    def __init__(self, inp, args):
+        self.input, self.args = inp, args
 
 
 def entry_cases(op, fn, inplace):
@@ -143,7 +156,7 @@ def entry_cases(op, fn, inplace):
                 skips["sample_inputs failed: " + error_text(err)] = 1
                 break
             try:
-                case = run_sample(fn, sample, want_grad)
+                case = run_sample(fn, sample, want_grad, REORDER.get(op.name))
             except Unencodable as u:
                 skips[str(u)] = skips.get(str(u), 0) + 1
                 continue
@@ -160,6 +173,7 @@ def entry_cases(op, fn, inplace):
 
 
 def error_cases(op, fn):
+    order = REORDER.get(op.name)
     cases = []
     try:
         eis = list(op.error_inputs("cpu"))
@@ -168,11 +182,11 @@ def error_cases(op, fn):
     for ei in eis[:ERR_CAP]:
         si = ei.sample_input
         try:
-            args, kw = encode_call(si, [])
+            args, kw = encode_call(si, [], order)
         except Exception:
             continue
         try:
-            fn(si.input, *si.args, **si.kwargs)
+            fn(*positional(si, order), **si.kwargs)
         except Exception as err:
             cases.append({"args": args, "n": len(args), "kw": kw, "error": error_text(err)})
     return cases
