@@ -259,14 +259,13 @@ describe("torch.doctor finds planted bugs", function()
     assert.matches("extra.weight no grad", r:get("grad_flow").evidence, 1, true)
   end)
 
-  it("an imbalanced binary task needs the output bias (and fix applies it)", function()
+  it("an imbalanced binary task whose model learns the prior in its first steps is advised, not warned", function()
+    -- the bias lowers the early loss, but without it the model has caught up by the last steps
     local r = run(fx.binary(0.08), { fix = true })
-    assert.are.equal("warn", verdict(r, "output_bias"))
-    assert.is_table(r.fix_bias)
-    local p = 1 / (1 + math.exp(-r.fix_bias[1]))
-    assert.is_true(p > 0.03 and p < 0.15, "sigmoid(bias) " .. p)
-    -- the evidence shows the first-steps loss with and without
-    assert.matches("as is, [%d.]+ with the bias", r:get("output_bias").evidence)
+    assert.are.equal("ok", verdict(r, "output_bias"))
+    assert.is_nil(r.fix_bias)
+    -- the evidence shows the first-steps and last-steps loss with and without
+    assert.matches("as is, [%d.]+ with the bias; last 5 steps: [%d.e-]+ as is", r:get("output_bias").evidence)
   end)
 
   it("an imbalanced multiclass task needs log-prior biases; apply_bias sets them", function()

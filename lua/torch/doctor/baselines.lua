@@ -22,6 +22,7 @@
 local torch = require "torch"
 local S = require "torch.doctor.setup"
 local U = require "torch.doctor.check_util"
+local DC = require "torch.doctor.data_checks"
 
 local M = {}
 local finding, train, eval_loss, num = U.finding, U.train, U.eval_loss, U.num
@@ -123,15 +124,44 @@ local function decided(r)
   return clearly_below(r.real, r.zero, 0.03) and clearly_below(r.real, r.shuffled, 0.02)
 end
 
--- Runs the rounds once per doctor run; ctx.baselines = the last round (+ prior, trainb size).
-local function baselines(ctx)
-  if ctx.baselines ~= nil then return ctx.baselines end
-  local nb = #ctx.batches
+-- The cached batches without those that repeat earlier samples (a full-batch script steps on
+-- the same tensor every time; so does a loop that cycles a few batches).
+local function distinct(batches)
+  local seen, out = {}, {}
+  for _, b in ipairs(batches) do
+    local keys, old = DC.fingerprints({ b }), 0
+    for _, k in ipairs(keys) do if seen[k] then old = old + 1 end end
+    if old <= 0.5 * #keys then
+      out[#out + 1] = b
+      for _, k in ipairs(keys) do seen[k] = true end
+    end
+  end
+  return out
+end
+
+-- Training batches and the held-out quarter: of the distinct batches, or of one batch's rows
+-- when there is only one (full-batch training).
+function M.split(batches)
+  local d = distinct(batches)
+  if #d == 1 and d[1].y:size(0) >= 8 then
+    local b, n = d[1], d[1].y:size(0)
+    local h = math.max(2, math.floor(n / 4))
+    return { { x = b.x:narrow(0, 0, n - h), y = b.y:narrow(0, 0, n - h) } },
+      { { x = b.x:narrow(0, n - h, h), y = b.y:narrow(0, n - h, h) } }
+  end
+  local nb = #d
   local h = math.max(1, math.floor(nb / 4))
   local trainb, held = {}, {}
   for i = 1, nb do
-    if i <= nb - h then trainb[#trainb + 1] = ctx.batches[i] else held[#held + 1] = ctx.batches[i] end
+    if i <= nb - h then trainb[#trainb + 1] = d[i] else held[#held + 1] = d[i] end
   end
+  return trainb, held
+end
+
+-- Runs the rounds once per doctor run; ctx.baselines = the last round (+ prior, trainb size).
+local function baselines(ctx)
+  if ctx.baselines ~= nil then return ctx.baselines end
+  local trainb, held = M.split(ctx.batches)
   local steps = ctx.opts.baseline_steps or math.max(60, 2 * #trainb)
   local repeats = ctx.opts.baseline_repeats or 3
   local r = round(ctx, trainb, held, steps, repeats)
@@ -165,8 +195,13 @@ local function inconclusive(id, title, ev)
     "the probe cannot tell at this size; raise baseline_steps/baseline_repeats or cache more batches (batches =)")
 end
 
+local function too_few(ctx)
+  local trainb, held = M.split(ctx.batches)
+  return #trainb == 0 or #held == 0
+end
+
 function M.input_independent(ctx)
-  if #ctx.batches < 2 then return finding("input_independent", "skip", "need at least 2 batches") end
+  if too_few(ctx) then return finding("input_independent", "skip", "need at least 2 batches") end
   local r = baselines(ctx)
   local ev = evidence(r)
   if bad(r.real_m) then
@@ -185,7 +220,7 @@ function M.input_independent(ctx)
 end
 
 function M.label_alignment(ctx)
-  if #ctx.batches < 2 then return finding("label_alignment", "skip", "need at least 2 batches") end
+  if too_few(ctx) then return finding("label_alignment", "skip", "need at least 2 batches") end
   if ctx.constant_inputs or ctx.lr_too_small then
     return finding("label_alignment", "skip", "the model cannot learn here (see input_pipeline, learning_rate)")
   end

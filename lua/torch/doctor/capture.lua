@@ -277,15 +277,30 @@ local function before_step(st, opt)
   if st.current_loader then st.current_loader.steps = st.current_loader.steps + 1 end
 end
 
--- Optimizer.step: the step's records, and the stop when the budget is reached.
+-- A closure optimizer (LBFGS) evaluates the model inside step(closure): the step's batch, loss
+-- and gradients exist only after the closure's first call, so the records wait for it.
+local function recording_closure(st, opt, closure)
+  local recorded = false
+  return function(...)
+    local loss = closure(...)
+    if not recorded then recorded = true; before_step(st, opt) end
+    return loss
+  end
+end
+
+-- Optimizer.step (and every optimizer class that defines its own step): the step's records,
+-- and the stop when the budget is reached.
 local function wrap_steps(st)
   local trace = st.trace
-  patch(st, Optimizer, "step", function(orig)
-    return function(self, ...)
+  local function wrap_step(orig)
+    return function(self, closure, ...)
       if st.stopped then error(STOP, 0) end
       if not trace.optimizer then adopt_optimizer(trace, self) end
-      if self == trace.optimizer then before_step(st, self) end
-      local r = orig(self, ...)
+      if self == trace.optimizer then
+        if type(closure) == "function" then closure = recording_closure(st, self, closure)
+        else before_step(st, self) end
+      end
+      local r = orig(self, closure, ...)
       if self == trace.optimizer then
         trace.steps = trace.steps + 1
         st.dirty = true
@@ -293,7 +308,13 @@ local function wrap_steps(st)
       end
       return r
     end
-  end)
+  end
+  patch(st, Optimizer, "step", wrap_step)
+  for _, class in pairs(torch.optim) do
+    if type(class) == "table" and class ~= Optimizer and rawget(class, "step") and class.zero_grad == Optimizer.zero_grad then
+      patch(st, class, "step", wrap_step)
+    end
+  end
 end
 
 -- LR schedulers: the base step and every class that defines its own.

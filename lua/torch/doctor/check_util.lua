@@ -57,7 +57,7 @@ local function eval_loss(ctx, model, x, y)
 end
 
 -- Train `model` for `steps` over `batches` (cycled); `xform(x)` may replace inputs.
--- Returns the list of per-step losses.
+-- Returns the list of per-step losses (each step's loss before its update).
 local function train(ctx, model, batches, steps, xform)
   local opt = S.new_optimizer(ctx.setup, model)
   model:train()
@@ -65,11 +65,16 @@ local function train(ctx, model, batches, steps, xform)
   for i = 1, steps do
     local b = batches[(i - 1) % #batches + 1]
     local x = xform and xform(b.x) or b.x
-    opt:zero_grad()
-    local loss = S.call_loss(ctx.setup, model(x), b.y)
-    loss:backward()
-    opt:step()
-    losses[i] = num(loss:detach())
+    -- every optimizer takes the closure (PyTorch's step(closure)); a closure optimizer needs it
+    local first
+    opt:step(function()
+      opt:zero_grad()
+      local loss = S.call_loss(ctx.setup, model(x), b.y)
+      loss:backward()
+      first = first or loss:detach()
+      return loss
+    end)
+    losses[i] = num(first)
   end
   return losses, opt
 end

@@ -148,13 +148,18 @@ end
 
 function M.init_loss(ctx)
   local st = ctx.stats
-  local losses = {}
+  local losses, uniform = {}, {}
   local model = S.new_model(ctx.setup, ctx.seed)
   for i = 1, math.min(4, #ctx.batches) do
-    local l, err = eval_loss(ctx, model, ctx.batches[i].x, ctx.batches[i].y)
+    local b = ctx.batches[i]
+    local l, err = eval_loss(ctx, model, b.x, b.y)
     if not l then return finding("init_loss", "fail", "the loss cannot be computed", tostring(err),
       "see target_format") end
     losses[#losses + 1] = l
+    -- the script's own loss at uniform predictions (zero logits): its class weights, pos_weight
+    -- and label smoothing included
+    local out = U.nograd(function() return model(b.x) end)
+    uniform[#uniform + 1] = U.eval_plain(ctx, torch.zeros_like(out), b.y) or false
   end
   local l = mean(losses)
   if ctx.task == "regression" then
@@ -169,6 +174,13 @@ function M.init_loss(ctx)
   local expect = st.uniform_loss
   local ev = ("loss at init %.4f; expected -log(1/%d) = %.4f for uniform predictions; prior entropy %.4f")
     :format(l, ctx.task == "binary" and 2 or ctx.num_classes, expect, st.prior_entropy)
+  local weighted = 0
+  for _, u in ipairs(uniform) do weighted = u and weighted + u / #uniform or 0 / 0 end
+  if weighted == weighted and math.abs(weighted - expect) > 0.02 * expect then
+    -- a weighted loss: uniform predictions score otherwise than log C
+    expect = weighted
+    ev = ev .. ("; your loss at uniform predictions (weights included) %.4f"):format(weighted)
+  end
   if l > expect * 1.5 + 0.1 then
     return finding("init_loss", "fail", "loss at init is well above -log(1/C)", ev,
       "the model is confidently wrong at init: output layer weights/bias too large (bad head init, "
