@@ -25,6 +25,7 @@ return {
     ["fmod"] = { no_error = "ltorch accepts a Lua number where PyTorch's Python binding requires a Tensor (a TypeError in PyTorch); more permissive, the result is the op's" },
     ["ge"] = { no_error = "ltorch accepts a Lua number where PyTorch's Python binding requires a Tensor (a TypeError in PyTorch); more permissive, the result is the op's" },
     ["gt"] = { no_error = "ltorch accepts a Lua number where PyTorch's Python binding requires a Tensor (a TypeError in PyTorch); more permissive, the result is the op's" },
+    ["gradient"] = { refuses = "spacing as a list of numbers (the Scalar[] overloads; docs/ops_skipped.md: Scalar lists are not bound) is refused" },
     ["hash_tensor"] = { raises = "its result is uint64, not an ltorch dtype: reading the result's dtype raises" },
     ["le"] = { no_error = "ltorch accepts a Lua number where PyTorch's Python binding requires a Tensor (a TypeError in PyTorch); more permissive, the result is the op's" },
     ["linspace"] = { no_error = "a non-integral steps: PyTorch's binding refuses a float (TypeError); ltorch accepts it" },
@@ -83,6 +84,5 @@ return {
   modules = {
   },
   optims = {
-    SparseAdam = { missing = "not implemented: needs sparse gradients (nn.Embedding(sparse=True)), which ltorch does not produce" },
   },
 }
