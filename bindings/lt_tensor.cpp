@@ -145,6 +145,12 @@ int lt_tensor_copy_to_buffer(const lt_tensor *t, int dtype, void *buf, int64_t n
   if (numel != src.numel())
     throw lt::ValueError("copy_to_buffer: buffer holds " + std::to_string(numel) + " elements, tensor has " +
                          std::to_string(src.numel()));
+  if (src._is_zerotensor()) {
+    // An efficient zero tensor (autograd's gradient of sgn on a real input, ...) has no storage:
+    // its values are zeros, as PyTorch prints them (the bit pattern of 0.0 and of 0 is all zeros).
+    if (numel > 0) std::memset(buf, 0, static_cast<size_t>(numel) * c10::elementSize(st));
+    return LT_OK;
+  }
   at::Tensor host = src.detach().to(c10::Device(c10::DeviceType::CPU), st).contiguous();
   // An empty tensor's data_ptr() is NULL, and memcpy from NULL is undefined even for 0 bytes
   // (UBSan, scripts/sanitize.sh).

@@ -380,7 +380,10 @@ function Tensor.tolist(self, flat)
     buf, code = ffi.new("int64_t[?]", math.max(numel, 1)), 4
   end
   check(C.lt_tensor_copy_to_buffer(self.h, code, buf, numel), "tolist")
-  if flat then return buf, sizes, numel end
+  if flat then return buf, sizes, numel end   -- printing: a zero tensor's zeros, as PyTorch prints it
+  if numel > 0 and fallback.call("_is_zerotensor", self) then
+    error("tolist() shouldn't be called on a tensor with unallocated storage", 2)
+  end
   return (build(buf, sizes, 1, 0, dt.name == "bool"))
 end
 

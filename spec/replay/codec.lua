@@ -152,7 +152,8 @@ local function close(a, b, rtol, atol)
 end
 
 local function values_of(t)
-  t = t:detach():contiguous()
+  -- clone: a storage-less zero tensor (sgn's gradient on a real input) gets its zeros, as in PyTorch
+  t = t:detach():clone():contiguous()
   if t.dtype.is_complex then t = torch.view_as_real(t:resolve_conj()):contiguous() end
   if t.dtype.name == "float16" or t.dtype.name == "bfloat16" then t = t:double() end
   if t:numel() == 0 then return {} end

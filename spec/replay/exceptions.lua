@@ -44,7 +44,6 @@ return {
     ["nn.functional.hardtanh"] = { no_error = "min_val > max_val is not checked (PyTorch: ValueError)" },
     ["nn.functional.multi_head_attention_forward"] = { raises = "a 1-D bias_k / bias_v ([E]) fails in expand: PyTorch uses bias_k.repeat(1, bsz, 1), which takes it (bug)" },
     ["nn.functional.triplet_margin_loss"] = { no_error = "margin <= 0 is not checked (PyTorch: ValueError)" },
-    ["sgn"] = { crash = "bug: the gradient of sgn on a real input is an efficient zero tensor with no storage; reading its values (tolist, print) segfaults in lt_tensor_copy_to_buffer where PyTorch raises" },
     ["squeeze.multiple"] = { refuses = "a tuple of dims is refused: an integer is expected" },
     ["std.unbiased"] = { refuses = "the unbiased boolean as the second positional argument (std(x, True)) is refused" },
     ["var.unbiased"] = { refuses = "the unbiased boolean as the second positional argument (var(x, True)) is refused" },

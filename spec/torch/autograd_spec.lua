@@ -22,6 +22,18 @@ local f32 = torch.float32
 local function leaf(values) return torch.tensor(values, { dtype = f32, requires_grad = true }) end
 
 describe("torch.autograd basics", function()
+  it("reads a storage-less zero gradient (sgn's on a real input) as PyTorch: zeros in print and arithmetic, tolist refused", function()
+    local x = torch.randn(3, { dtype = torch.float64, requires_grad = true })
+    ;(torch.sgn(x) * 2):sum():backward()
+    assert.are.equal("tensor([0., 0., 0.], dtype=torch.float64)", tostring(x.grad))
+    assert.are.same({ 1, 1, 1 }, (x.grad + 1):tolist())
+    assert.are.equal(0, x.grad:sum():item())
+    local g = x.grad
+    local ok, err = pcall(function() local v = g:tolist(); return v end)
+    assert.is_false(ok)
+    assert.matches("autograd_spec.lua:%d+: tolist%(%) shouldn't be called on a tensor with unallocated storage", err)
+  end)
+
   it("done-means: (x*x):sum():backward() gives x.grad == 2*x", function()
     local x = torch.randn(3, 4, { requires_grad = true })
     ;(x * x):sum():backward()
