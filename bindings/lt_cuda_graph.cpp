@@ -6,7 +6,7 @@
  * peer access, the allocator's per-process memory fraction and the sync debug mode.
  *
  * Compiled with LTORCH_WITH_CUDA_GRAPHS where CMakeLists.txt finds a CUDA libtorch and the CUDA
- * runtime's headers, the toolkit's or the torch wheel's (as it does for NCCL); without them every function here exists and raises, naming
+ * runtime's headers (the toolkit's, as for NCCL); without them every function here exists and raises, naming
  * what the build lacks. With them but no usable device, the calls raise libtorch's own error,
  * the one PyTorch shows ("Found no NVIDIA driver on your system. ..." for the properties,
  * "CUDA error: ..." for a graph), prefixed by the function's name.
@@ -71,9 +71,8 @@ c10::DeviceIndex device_of(int index, const char *what) {
 #else
 [[noreturn]] void no_toolkit(const char *what) {
   throw lt::ValueError(std::string(what) + ": ltorch was built without the CUDA runtime's headers (CUDA graphs, " +
-                       "device properties and mem_get_info need them; neither the CUDA toolkit nor the torch " +
-                       "wheel's nvidia/cu13/include was found): reinstall torch with its nvidia packages or " +
-                       "install the toolkit, then rebuild");
+                       "device properties and mem_get_info need them; no CUDA toolkit was found): install it " +
+                       "(or pip's nvidia-cuda-nvcc beside torch), then rebuild");
 }
 #endif
 

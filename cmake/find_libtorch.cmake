@@ -75,9 +75,9 @@ endif()
 
 # A CUDA libtorch without the toolkit: import it directly.
 message(STATUS "ltorch: no CUDA toolkit (nvcc) found: building against this CUDA libtorch without "
-  "compiling CUDA code (libtorch's CUDA kernels are still linked in; the NCCL backend and CUDA graphs "
-  "use the CUDA headers of the torch wheel's packages). The CUDA kernel of examples/extension needs the "
-  "toolkit: install it (NVIDIA's CUDA 13 in /usr/local/cuda, or set CUDA_HOME) and reconfigure.")
+  "compiling CUDA code (libtorch's CUDA kernels are still linked in). The NCCL backend, CUDA graphs and "
+  "the CUDA kernel of examples/extension need the toolkit's headers: install it (NVIDIA's CUDA 13 in "
+  "/usr/local/cuda, or set CUDA_HOME) and reconfigure.")
 include("${_ltorch_torch_cmake_dir}/TorchConfigVersion.cmake")
 set(Torch_VERSION "${PACKAGE_VERSION}")
 set(TORCH_INSTALL_PREFIX "${_ltorch_torch_prefix}")
