@@ -127,9 +127,20 @@ function M.tensor(data, opts)
 end
 
 ---------------------------------------------------------------- factories
+-- PyTorch's size= keyword (torch.zeros(size=(2, 3))): a trailing table's `size` as the sizes.
+local function size_keyword(name, ...)
+  local n = select("#", ...)
+  local kw = n > 0 and select(n, ...) or nil
+  if not (args.is_options(kw) and kw.size ~= nil) then return ... end
+  if n > 1 then P.fail("%s: got multiple values for argument 'size'", name) end
+  local rest = {}
+  for k, v in pairs(kw) do if k ~= "size" then rest[k] = v end end
+  return kw.size, rest
+end
+
 local function sized_factory(name, cfn, default_dtype)
   return function(...)
-    local sizes, n, opts = args.sizes(name, 1, ...)
+    local sizes, n, opts = args.sizes(name, 1, size_keyword(name, ...))
     local o = args.options(name, opts, default_dtype and dtype_mod.by_name[default_dtype])
     check(cfn(out, sizes, n, o), name)
     return wrap(out[0])
@@ -166,7 +177,7 @@ function M.scalar_tensor(value, opts)
   return wrap(out[0])
 end
 
-function M.eye(n, m, opts)
+local function eye(n, m, opts)
   if type(m) == "table" then m, opts = nil, m end
   n = args.int("eye", 1, n)
   m = args.int("eye", 2, m, n)
@@ -175,12 +186,39 @@ function M.eye(n, m, opts)
   return wrap(out[0])
 end
 
+local EYE = P.signature("eye", "n, m=None, " .. FACTORY_KW)
+-- eye(n, m=None, *, dtype=, ...): positional, keyword or mixed.
+function M.eye(...) return eye(P.lua_form(EYE, P.bind_given(EYE, ...), 2)) end
+
+--[[ arange's start, end, step given by keyword, bound as PyTorch's three overloads bind them:
+     arange(end), arange(start, end), arange(start, end, step). Returns the numbers in order and
+     the other options. ]]
+local function arange_keywords(nums, opts)
+  local rest = {}
+  for k, v in pairs(opts) do if k ~= "start" and k ~= "end" and k ~= "step" then rest[k] = v end end
+  local start, stop, step, n = opts.start, opts["end"], opts.step, #nums
+  local bound
+  if n == 0 and stop ~= nil and (start ~= nil or step == nil) then bound = { start or 0, stop, step or 1 }
+  elseif n == 1 and stop ~= nil and start == nil then bound = { nums[1], stop, step or 1 }
+  elseif n == 2 and step ~= nil and start == nil and stop == nil then bound = { nums[1], nums[2], step } end
+  if bound == nil then
+    local given = {}
+    for i = 1, n do given[i] = args.typename(nums[i]) end
+    for _, k in ipairs({ "start", "end", "step" }) do if opts[k] ~= nil then given[#given + 1] = k .. "=" .. args.typename(opts[k]) end end
+    P.fail("arange: invalid combination of arguments (%s): expected arange(end), arange(start, end) or "
+      .. "arange(start, end, step), by position or keyword", table.concat(given, ", "))
+  end
+  return bound, rest
+end
 -- arange(end) | arange(start, end[, step]), each optionally followed by options.
 function M.arange(a, b, c, d)
   local nums, opts = {}, nil
   for _, v in ipairs({ a, b, c, d }) do
     if type(v) == "table" then opts = v break end
     nums[#nums + 1] = v
+  end
+  if opts ~= nil and (opts.start ~= nil or opts["end"] ~= nil or opts.step ~= nil) then
+    nums, opts = arange_keywords(nums, opts)
   end
   if #nums == 0 then args.number("arange", 1, nil) end
   for i = 1, #nums do args.number("arange", i, nums[i]) end   -- positions as the user wrote them
@@ -243,7 +281,7 @@ function M.range(...)
   return generated_range(...)
 end
 
-function M.linspace(start, stop, steps, opts)
+local function linspace(start, stop, steps, opts)
   args.number("linspace", 1, start)
   args.number("linspace", 2, stop)
   steps = args.int("linspace", 3, steps)
@@ -252,6 +290,10 @@ function M.linspace(start, stop, steps, opts)
   check(C.lt_linspace(out, start, stop, steps, o), "linspace")
   return wrap(out[0])
 end
+
+local LINSPACE = P.signature("linspace", "start, end, steps, " .. FACTORY_KW)
+-- linspace(start, end, steps, *, dtype=, ...): positional, keyword or mixed.
+function M.linspace(...) return linspace(P.lua_form(LINSPACE, P.bind_given(LINSPACE, ...), 3)) end
 
 local RANDINT3 = P.signature("randint", "low, high, size, *, generator=None, " .. FACTORY_KW:sub(4))
 local RANDINT2 = P.signature("randint", "high, size, *, generator=None, " .. FACTORY_KW:sub(4))
@@ -286,13 +328,17 @@ function M.randint(...)
   return randint(0, P.lua_form(sig, a, 2))
 end
 
-function M.randperm(n, opts)
+local function randperm(n, opts)
   n = args.int("randperm", 1, n)
   if n < 0 then error("randperm: n must be non-negative, got " .. n, 2) end
   local o = args.options("randperm", args.opt_table("randperm", 2, opts), int64)
   check(C.lt_randperm(out, n, o), "randperm")
   return wrap(out[0])
 end
+
+local RANDPERM = P.signature("randperm", "n, *, generator=None, " .. FACTORY_KW:sub(4))
+-- randperm(n, *, dtype=, ...): positional or keyword.
+function M.randperm(...) return randperm(P.lua_form(RANDPERM, P.bind_given(RANDPERM, ...), 1)) end
 
 ---------------------------------------------------------------- *_like
 local function like(name, factory)

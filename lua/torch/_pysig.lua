@@ -21,7 +21,7 @@ local M = {}
 
 -- Frames of these files are ltorch's own: errors skip them to reach the user's line.
 local OWN = { "torch/nn/[%w_]+%.lua$", "torch/optim/[%w_]+%.lua$", "torch/_pysig%.lua$", "torch/_creation%.lua$",
-  "torch/_python_defaults%.lua$" }
+  "torch/_python_defaults%.lua$", "torch/accelerator%.lua$" }
 
 local function own(source)
   for _, pat in ipairs(OWN) do

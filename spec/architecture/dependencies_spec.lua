@@ -35,7 +35,8 @@ local ROOT = (debug.getinfo(1, "S").source:match("^@(.*)/spec/architecture/[^/]*
 ---------------------------------------------------------------- the rules
 
 local CORE = { dtype = true, device = true, backends = true, autograd = true, autograd_function = true,
-  gradcheck = true, jit = true, amp = true, serialization = true, random = true }
+  gradcheck = true, jit = true, amp = true, serialization = true, random = true,
+  accelerator = true }
 local SUBSYSTEMS = { nn = true, optim = true, data = true, distributed = true, utils = true, training_state = true,
   profiler = true }
 local DEV_TOOLS = { repl = true, doctor = true, tools = true, cli = true }
