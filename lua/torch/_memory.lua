@@ -355,6 +355,11 @@ end
 -- kept for reuse (large ones, and this thread's small ones) go back to the system too, and the
 -- malloc heap's free memory (after a burst of tensors died, its scattered free chunks slowed
 -- later allocations).
+-- What was live after the last full collection (M.collect's or M.before_backward's): the
+-- tensor memory made since then is what M.before_backward weighs.
+local live_after_backward_collect = tonumber(mem.live_bytes)
+local device_after_backward_collect = tonumber(mem.device_bytes_made)
+
 function M.collect()
   collectgarbage("collect")
   collectgarbage("collect")
@@ -364,6 +369,8 @@ function M.collect()
   C.lt_large_blocks_release()
   C.lt_small_blocks_release()
   C.lt_heap_trim()
+  live_after_backward_collect = tonumber(mem.live_bytes)
+  device_after_backward_collect = tonumber(mem.device_bytes_made)
 end
 
 --[[ Before a backward pass (torch.autograd's backward calls it). A forward leaves its
@@ -377,8 +384,6 @@ end
      steps), one full collection here hands the activations to autograd alone. ]]
 local BACKWARD_MIN_BYTES = 1 * 1024 * 1024
 local BACKWARD_HEAP_RATIO = 1
-local live_after_backward_collect = tonumber(mem.live_bytes)
-local device_after_backward_collect = tonumber(mem.device_bytes_made)
 function M.before_backward()
   local live, device = tonumber(mem.live_bytes), tonumber(mem.device_bytes_made)
   local grown = (live - live_after_backward_collect) + (device - device_after_backward_collect)

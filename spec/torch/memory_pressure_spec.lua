@@ -144,9 +144,15 @@ describe("before backward", function()
   it("the forward's dropped intermediates do not live through backward (autograd frees them as in C++)", function()
     torch.collect()
     collectgarbage("stop")   -- only the collection before backward may find the garbage handles
-    -- 16 MiB each: the collection runs only for a forward that made at least the Lua heap's size
-    -- (torch._memory), and this suite's heap grows with every spec file
-    local x = torch.randn(2 ^ 22, { requires_grad = true })
+    -- The collection runs only for a forward that made at least the Lua heap's size and a
+    -- quarter of what was live after the last full collection (torch._memory): in a whole suite
+    -- both grow with every spec file, so each tensor here is at least half of either (16 MiB at
+    -- the least; a power of two of float32 elements)
+    local need = math.max(16 * MB, collectgarbage("count") * 1024 / 2 + MB,
+      torch.memory_stats().live_bytes / 8 + MB)
+    local n = 2 ^ math.ceil(math.log(need / 4) / math.log(2))
+    local bytes = 4 * n
+    local x = torch.randn(n, { requires_grad = true })
     local base = torch.memory_stats().live_bytes
     local loss
     do
@@ -154,12 +160,12 @@ describe("before backward", function()
       local b = a * 2     -- saved by nothing
       loss = b:sum()
     end
-    assert.is_true(torch.memory_stats().live_bytes >= base + 32 * MB)
+    assert.is_true(torch.memory_stats().live_bytes >= base + 2 * bytes)
     loss:backward()
-    -- left: x.grad (16 MiB) and the scalar loss; a and b were garbage and are gone
-    assert.is_true(torch.memory_stats().live_bytes <= base + 16 * MB + 4096,
-      "live after backward: " .. (torch.memory_stats().live_bytes - base))
-    assert.are.equal(2 ^ 22, x.grad:numel())
+    -- left: x.grad (one tensor's bytes) and the scalar loss; a and b were garbage and are gone
+    assert.is_true(torch.memory_stats().live_bytes <= base + bytes + 4096,
+      "live after backward: " .. (torch.memory_stats().live_bytes - base) .. " of " .. bytes)
+    assert.are.equal(n, x.grad:numel())
   end)
 end)
 
