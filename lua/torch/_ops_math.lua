@@ -5,8 +5,9 @@
   logical and bitwise ops), their in-place `_` forms (which return the tensor itself), clamp,
   where, masked_fill, lerp, leaky_relu, allclose, equal — and the Lua operators.
 
-  Either operand of a binary op may be a Lua number (`2 - x`, `x:mul(0.5)`); integral numbers
-  count as Python ints for type promotion (see torch._args).
+  Either operand of a binary op may be a Lua number (`2 - x`, `x:mul(0.5)`) where PyTorch's
+  binding takes a Python number (not atan2/maximum/minimum/logical_*, nor the first operand of
+  eq/ne/lt/le/gt/ge/fmod); integral numbers count as Python ints for type promotion (see torch._args).
 
   Usage:  x:add(y, {alpha = 2}); torch.mul(x, 3); x:clamp({min = 0}); x:eq(y); (x * y):sum()
 ]]
@@ -67,6 +68,16 @@ local binary_codes = {
 }
 local with_alpha = { add = true, sub = true }
 local no_binary_inplace = { maximum = true, minimum = true }
+-- Where PyTorch's binding takes no Python number (a TypeError there): both operands of these
+-- (`atan2(Tensor input, Tensor other)`), and the first operand of these (they have a Scalar
+-- `other` overload, `torch.eq(x, 2)`, but no Scalar `input` one: `torch.eq(2, x)` is refused).
+local tensor_operands = { atan2 = true, maximum = true, minimum = true,
+  logical_and = true, logical_or = true, logical_xor = true }
+local tensor_input = { eq = true, ne = true, lt = true, le = true, gt = true, ge = true, fmod = true }
+local function not_a_number(name, n, v)
+  args.bad(name, n, "Tensor", ("number; PyTorch's binding takes a Tensor here: write torch.tensor(%s)")
+    :format(tostring(v)), 3)
+end
 
 local function get_alpha(name, opts)
   if opts == nil then return 1 end
@@ -82,7 +93,11 @@ local alpha_only = { alpha = true }
 for name, code in pairs(binary_codes) do
   local takes_alpha = with_alpha[name]
   local fast_opts = takes_alpha and alpha_only or {}
+  local number_input = not (tensor_operands[name] or tensor_input[name])
+  local number_other = not tensor_operands[name]
   local function op(a, b, opts, ...)
+    if not number_input and type(a) == "number" then not_a_number(name, 1, a) end
+    if not number_other and type(b) == "number" then not_a_number(name, 2, b) end
     if not fallback.only(opts, fast_opts) or select("#", ...) > 0 or args.is_options(b) then
       return fallback.call(name, a, b, opts, ...)
     end
@@ -118,6 +133,7 @@ for name, code in pairs(binary_codes) do
   if not no_binary_inplace[name] then
     local iname = name .. "_"
     local function op_(a, b, opts, ...)
+      if not number_other and type(b) == "number" then not_a_number(iname, 2, b) end
       if not fallback.only(opts, fast_opts) or select("#", ...) > 0 then return fallback.call(iname, a, b, opts, ...) end
       if not istype(Ref, a) then args.bad(iname, 1, "Tensor", args.typename(a)) end
       local alpha = takes_alpha and get_alpha(iname, opts) or 1
@@ -166,7 +182,8 @@ end
 local function trunc_divide(name, a, b, inplace)
   local ok, r = pcall(function()
     if inplace then return a:sub_(a:fmod(b)):floor_divide_(b) end
-    return M.floor_divide(M.sub(a, M.fmod(a, b)), b)
+    local ta = type(a) == "number" and istype(Ref, b) and b:new_full({}, a) or a   -- fmod takes no number input
+    return M.floor_divide(M.sub(a, M.fmod(ta, b)), b)
   end)
   if not ok then error((tostring(r):gsub("^.-%f[%w]%a[%w_]*: ", name .. ": ", 1)), 3) end
   return r

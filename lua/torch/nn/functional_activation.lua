@@ -153,6 +153,7 @@ local function with_inplace(name, params, text)
     local x = A.tensor(sig, a, "input")
     local values = {}
     for i, p in ipairs(params) do values[i] = A.number(sig, a, p) end
+    if name == "hardtanh" and values[1] > values[2] then fail("hardtanh: min_val cannot be greater than max_val") end
     local op = A.boolean(sig, a, "inplace") and torch[name .. "_"] or torch[name]
     return A.call(op, x, unpack(values, 1, #params))
   end)

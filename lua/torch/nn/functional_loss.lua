@@ -324,6 +324,8 @@ loss("triplet_margin_loss", "anchor, positive, negative, margin=1.0, p=2, eps=1e
   .. "reduce=None, reduction='mean'", function(who, sig, a)
   tensors(sig, a, "anchor", "positive", "negative")
   local _, r = A.reduction(who, a)
+  local margin = A.number(sig, a, "margin")
+  if margin <= 0 then fail("%s: margin must be greater than 0, got %s", who, margin) end
   same_dims(who, a.anchor, a.positive, a.negative)
   return aten("triplet_margin_loss", who)(a.anchor, a.positive, a.negative, A.number(sig, a, "margin"),
     A.number(sig, a, "p"), A.number(sig, a, "eps"), A.boolean(sig, a, "swap"), r)

@@ -168,8 +168,8 @@ function M._forward(who, a)
   if attn_mask ~= nil then attn_mask = attn_mask_3d(fail, attn_mask, tgt_len, key:size(0), bsz, H) end
   if a.bias_k ~= nil and a.bias_v ~= nil then   -- one learned key/value appended to every sequence
     if a.static_k ~= nil or a.static_v ~= nil then fail("bias cannot be added to static key and value") end
-    k = torch.cat({ k, a.bias_k:expand(-1, bsz, -1) })
-    v = torch.cat({ v, a.bias_v:expand(-1, bsz, -1) })
+    k = torch.cat({ k, a.bias_k["repeat"](a.bias_k, 1, bsz, 1) })   -- PyTorch's bias_k.repeat(1, bsz, 1):
+    v = torch.cat({ v, a.bias_v["repeat"](a.bias_v, 1, bsz, 1) })   -- [1, 1, E] or a 1-D [E] alike
     attn_mask, kpm = pad_masks(attn_mask, kpm)
   elseif (a.bias_k == nil) ~= (a.bias_v == nil) then
     fail("bias_k and bias_v must be given together")
