@@ -281,7 +281,21 @@ function M.range(...)
   return generated_range(...)
 end
 
+-- start / end given as 0-dim tensors (ATen's linspace.Tensor_Tensor, .Tensor_Scalar, .Scalar_Tensor):
+-- their values, as ATen reads them with item().
+local function tensor_endpoints(start, stop)
+  local is_t1, is_t2 = T.is_tensor(start), T.is_tensor(stop)
+  if not (is_t1 or is_t2) then return start, stop end
+  local d1, d2 = is_t1 and start:dim() or 0, is_t2 and stop:dim() or 0
+  if d1 ~= 0 or d2 ~= 0 then
+    P.fail("linspace only supports 0-dimensional start and end tensors, but got start with %d dimension(s) and "
+      .. "end with %d dimension(s).", d1, d2)
+  end
+  return is_t1 and start:item() or start, is_t2 and stop:item() or stop
+end
+
 local function linspace(start, stop, steps, opts)
+  start, stop = tensor_endpoints(start, stop)
   args.number("linspace", 1, start)
   args.number("linspace", 2, stop)
   steps = args.int("linspace", 3, steps)

@@ -1,7 +1,7 @@
 --[[
   torch._lazy_modules — the `torch.X` names that are library modules rather than ops, loaded on
   first access: torch.nn, torch.optim, torch.distributed, torch.serialization, torch.jit,
-  torch.random, torch.training_state, torch.profiler, torch.accelerator, torch.masked, torch.utils (data, checkpoint); and torch.breakpoint, a function that
+  torch.random, torch.training_state, torch.profiler, torch.accelerator, torch.masked, torch.signal (windows), torch.utils (data, checkpoint); and torch.breakpoint, a function that
   loads the REPL's debugger when called. PyTorch's `torch/__init__.py` imports its subpackages
   the same way.
 
@@ -28,6 +28,7 @@ local loaders = {
   random = function() return require "torch.random" end,
   accelerator = function() return require "torch.accelerator" end,
   masked = function() return require "torch.masked" end,
+  signal = function() return { windows = require "torch.signal.windows" } end,
   utils = function() return { data = require "torch.data", checkpoint = require "torch.utils.checkpoint" } end,
   Generator = function() return require("torch._generator").Generator end,
 }

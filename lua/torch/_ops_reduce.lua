@@ -95,12 +95,14 @@ end
 Tensor.argmax, Tensor.argmin = arg_extremum("argmax", false), arg_extremum("argmin", true)
 M.argmax, M.argmin = Tensor.argmax, Tensor.argmin
 
---[[ var/std: (dim, unbiased, keepdim) positionally, or {dim=, unbiased=, correction=, keepdim=}.
+--[[ var/std: (dim, unbiased, keepdim) positionally, (unbiased) alone (every dim, PyTorch's
+     std(input, unbiased) overload), or {dim=, unbiased=, correction=, keepdim=}.
      correction defaults to 1 (Bessel), unbiased=false means correction 0. ]]
 local SPREAD_OPTIONS = { dim = true, unbiased = true, correction = true, keepdim = true }
 local function spread(name, is_std)
   return function(self, a, b, c, ...)
     T.handle(name, 1, self)
+    if type(a) == "boolean" and b == nil and c == nil and select("#", ...) == 0 then a, b = nil, a end
     local given = (args.is_options(a) and a) or (args.is_options(b) and b) or (args.is_options(c) and c) or nil
     if select("#", ...) > 0 or (given and not fallback.only(given, SPREAD_OPTIONS)) then
       return fallback.call(name, self, a, b, c, ...)   -- out=, or a keyword ATen must judge

@@ -21,6 +21,11 @@
       norm (linalg.matrix_norm, as torch.functional.norm); dtype= and out= go to ATen's norm.
     nonzero(input, *, as_tuple=False): as_tuple = true gives one index tensor per dim (a list, as
       torch.where(cond) gives), ATen's nonzero_numpy.
+    cdist(x1, x2, p=2.0, compute_mode=...): the mode by torch.cdist's names
+      ('use_mm_for_euclid_dist_if_necessary', 'use_mm_for_euclid_dist', 'donot_use_mm_for_euclid_dist').
+    gradient(input, *, spacing=, dim=, edge_order=): spacing may be a list of numbers, one per dim.
+    empty_strided, empty_permuted (..., requires_grad=False): the keyword PyTorch's binding adds to
+      every factory; the result gets requires_grad_.
 ]]
 local args = require "torch._args"
 local dispatch = require "torch._dispatch"
@@ -162,7 +167,96 @@ local function python_nonzero(previous)
   end
 end
 
+---------------------------------------------------------------- requires_grad= of the factories
+-- PyTorch's Python binding gives every factory requires_grad=; ATen's schemas of the factories the
+-- generated surface serves (empty_strided, empty_permuted) have no such parameter: the keyword is
+-- taken off, the op runs, and the result gets requires_grad_ (which refuses integer dtypes with
+-- PyTorch's message).
+local function factory_requires_grad(name)
+  local generated
+  return function(...)
+    generated = generated or dispatch.function_for(name, "torch." .. name)
+    local a, n = args.pack(...)
+    while n > 0 and a[n] == nil do n = n - 1 end
+    local kw = n > 0 and args.is_options(a[n]) and a[n] or nil
+    if kw == nil or kw.requires_grad == nil then return generated(...) end
+    local opts = {}
+    for k, v in pairs(kw) do if k ~= "requires_grad" then opts[k] = v end end
+    if next(opts) == nil then n = n - 1 else a[n] = opts end   -- an empty table would read as a list
+    local rg = kw.requires_grad
+    if type(rg) ~= "boolean" then
+      P.fail("%s(): argument 'requires_grad' must be bool, not %s", name, args.typename(rg))
+    end
+    local t = generated(unpack(a, 1, n))
+    if rg and not (t.dtype.is_floating_point or t.dtype.is_complex) then
+      P.fail("torch.%s: Only Tensors of floating point and complex dtype can require gradients", name)
+    end
+    if rg then t:requires_grad_(true) end
+    return t
+  end
+end
+
+---------------------------------------------------------------- cdist, gradient
+-- cdist(x1, x2, p=2.0, compute_mode='use_mm_for_euclid_dist_if_necessary'): torch.functional.cdist
+-- maps the mode's name to ATen's code (None, 1, 2).
+local CDIST = P.signature("cdist", "x1, x2, p=2.0, compute_mode='use_mm_for_euclid_dist_if_necessary'")
+local CDIST_MODES = { use_mm_for_euclid_dist_if_necessary = false, use_mm_for_euclid_dist = 1,
+  donot_use_mm_for_euclid_dist = 2 }
+local generated_cdist
+local function cdist(...)
+  generated_cdist = generated_cdist or dispatch.function_for("cdist", "torch.cdist")
+  local a = P.bind(CDIST, ...)
+  local code = CDIST_MODES[a.compute_mode]
+  if code == nil then P.fail("%s is not a valid value for compute_mode", tostring(a.compute_mode)) end
+  return generated_cdist(a.x1, a.x2, a.p, code or nil)
+end
+
+--[[ gradient(input, *, spacing=1, dim=None, edge_order=1) with spacing a list of numbers (ATen's
+     gradient.scalararray / .scalarrayarray, Scalar[] overloads the generated surface does not
+     bind): each dim's gradient is the scalar-spacing one along that dim alone, which is what
+     ATen computes; the dims and sizes are checked first by the scalar overload over every dim,
+     so errors are ATen's. Any other spacing goes to the generated op. ]]
+local generated_gradient
+local function is_number_list(v)
+  return type(v) == "table" and not is_tensor(v) and type(v[1]) == "number"
+end
+local function gradient(input, kw, ...)
+  generated_gradient = generated_gradient or dispatch.function_for("gradient", "torch.gradient")
+  if select("#", ...) > 0 or not args.is_options(kw) or not is_number_list(kw.spacing) then
+    return generated_gradient(input, kw, ...)
+  end
+  local spacing, dim, edge_order = kw.spacing, kw.dim, kw.edge_order or 1
+  for k in pairs(kw) do
+    if k ~= "spacing" and k ~= "dim" and k ~= "edge_order" then return generated_gradient(input, kw, ...) end
+  end
+  if type(dim) == "number" then dim = { dim } end
+  if not is_tensor(input) then return generated_gradient(input, kw, ...) end
+  local dims = dim
+  if dims == nil then
+    if #spacing ~= input:dim() then
+      P.fail("torch.gradient: torch.gradient expected spacing to be unspecified, a scalar, or a list of length "
+        .. "equal to 'self.dim() = %d', since dim argument was not given, but got a list of length %d",
+        input:dim(), #spacing)
+    end
+    dims = {}
+    for i = 1, input:dim() do dims[i] = i - 1 end
+  elseif #spacing ~= #dims then
+    P.fail("torch.gradient: torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+      .. "arguments to have the same length, but got a spacing argument of length %d and a dim argument of "
+      .. "length %d.", #spacing, #dims)
+  end
+  generated_gradient(input, { spacing = 1, dim = dims, edge_order = edge_order })   -- ATen's checks
+  local out = {}
+  for i, d in ipairs(dims) do
+    out[i] = generated_gradient(input, { spacing = spacing[i], dim = { d }, edge_order = edge_order })[1]
+  end
+  return out
+end
+
 function M.install(torch, Tensor)
+  torch.cdist = cdist
+  torch.gradient = gradient
+  for _, name in ipairs({ "empty_strided", "empty_permuted" }) do torch[name] = factory_requires_grad(name) end
   torch.stft = M.stft
   for _, name in ipairs({ "broadcast_tensors", "block_diag", "cartesian_prod", "meshgrid", "chain_matmul" }) do
     torch[name] = tensors_varargs(name)

@@ -79,8 +79,10 @@ function Tensor.alias(self)
   return wrap(out[0])
 end
 
+-- dim: nil (every size-1 dim), a dim, or a table of dims (squeeze.dims; {} squeezes none)
 function M.squeeze(self, dim)
   T.handle("squeeze", 1, self)
+  if type(dim) == "table" and not T.is_tensor(dim) then return fallback.call("squeeze", self, { dim = dim }) end
   local has = dim ~= nil
   check(C.lt_squeeze(out, self.h, has and 1 or 0, has and args.int("squeeze", 2, dim) or 0), "squeeze")
   return wrap(out[0])
@@ -94,8 +96,16 @@ function M.unsqueeze(self, dim)
 end
 Tensor.unsqueeze = M.unsqueeze
 
+-- start: an integer, or a 0-dim integral tensor (narrow.Tensor)
 function M.narrow(self, dim, start, length)
   T.handle("narrow", 1, self)
+  if T.is_tensor(start) then
+    local dt = start.dtype
+    if start:dim() ~= 0 or dt.is_floating_point or dt.is_complex or dt == dtype_mod.by_name.bool then
+      error("narrow: start must be an 0-dim integral Tensor.", 2)
+    end
+    start = start:item()
+  end
   check(C.lt_narrow(out, self.h, args.int("narrow", 2, dim), args.int("narrow", 3, start),
     args.int("narrow", 4, length)), "narrow")
   return wrap(out[0])
@@ -239,6 +249,7 @@ function Tensor.to(self, a, b, c)
 end
 
 for method, name in pairs({ float = "float32", double = "float64", half = "float16", bfloat16 = "bfloat16",
+  cfloat = "complex64", cdouble = "complex128",
   long = "int64", int = "int32", short = "int16", char = "int8", byte = "uint8", bool = "bool" }) do
   local d = dtype_mod.by_name[name]
   -- x:float({memory_format = ...}) as PyTorch's x.float(memory_format=...); other keys are errors

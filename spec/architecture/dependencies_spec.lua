@@ -36,7 +36,7 @@ local ROOT = (debug.getinfo(1, "S").source:match("^@(.*)/spec/architecture/[^/]*
 
 local CORE = { dtype = true, device = true, backends = true, autograd = true, autograd_function = true,
   gradcheck = true, jit = true, amp = true, serialization = true, random = true,
-  accelerator = true, masked = true }
+  accelerator = true, masked = true, signal = true }
 local SUBSYSTEMS = { nn = true, optim = true, data = true, distributed = true, utils = true, training_state = true,
   profiler = true }
 local DEV_TOOLS = { repl = true, doctor = true, tools = true, cli = true }

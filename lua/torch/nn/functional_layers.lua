@@ -14,6 +14,8 @@
       max_pool{1,2,3}d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                        return_indices=False)      -- return_indices: output, int64 indices
       adaptive_max_pool{1,2,3}d(input, output_size, return_indices=False)
+      adaptive_avg_pool{2,3}d(input, output_size)  -- 2d, 3d: None (false or a nil hole) in
+                                                   -- output_size keeps that input dim
       interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None,
                   recompute_scale_factor=None, antialias=False)
 
@@ -129,18 +131,53 @@ local function pool(d)
 end
 for d = 1, 3 do pool(d) end
 
+---------------------------------------------------------------- adaptive pools
+--[[ output_size of the 2d and 3d adaptive pools as PyTorch's _list_with_default reads it: an int,
+     or a list whose None entries keep that dim of the input. None in a Lua list is `false`
+     ({false, 7}, as nn.AdaptiveAvgPool2d takes it) or a nil hole ({nil, 7}); the list is read over
+     the pool's d entries when it has a hole. An empty table is Python's [] (an error), so a list
+     of nothing but None is written with false: {false, false, false}. ]]
+local function list_with_default(output_size, x, d)
+  if type(output_size) ~= "table" or torch.is_tensor(output_size) then return output_size end
+  local n = #output_size
+  if n > 0 or next(output_size) ~= nil then n = math.max(n, d) end
+  local sizes = x:size()
+  if #sizes <= n then fail("Input dimension should be at least %d", n + 1) end
+  local out = {}
+  for i = 1, n do
+    local v = output_size[i]
+    if v == nil or v == false then v = sizes[#sizes - n + i] end
+    out[i] = v
+  end
+  return out
+end
+
 local function adaptive_pool(d)
   local op = d == 1 and torch.adaptive_max_pool1d or torch._nn["adaptive_max_pool" .. d .. "d"]
+  local function size(sig, a)
+    local x = A.tensor(sig, a, "input")
+    if d == 1 then return x, a.output_size end
+    return x, list_with_default(a.output_size, x, d)
+  end
   def("adaptive_max_pool" .. d .. "d_with_indices", "input, output_size, return_indices=False", function(_, sig, a)
-    return A.call(op, A.tensor(sig, a, "input"), a.output_size)
+    return A.call(op, size(sig, a))
   end)
   def("adaptive_max_pool" .. d .. "d", "input, output_size, return_indices=False", function(_, sig, a)
-    local out, idx = A.call(op, A.tensor(sig, a, "input"), a.output_size)
+    local out, idx = A.call(op, size(sig, a))
     if A.boolean(sig, a, "return_indices") then return out, idx end
     return out
   end)
 end
 for d = 1, 3 do adaptive_pool(d) end
+
+for d = 2, 3 do
+  local name = "adaptive_avg_pool" .. d .. "d"
+  local op = rawget(torch, name) and torch[name] or torch._nn[name]
+  def(name, "input, output_size", function(_, sig, a)
+    local x = A.tensor(sig, a, "input")
+    return A.call(op, x, list_with_default(a.output_size, x, d))
+  end)
+end
 
 ---------------------------------------------------------------- interpolate
 local INTERPOLATING = { linear = 3, bilinear = 4, bicubic = 4, trilinear = 5 }
