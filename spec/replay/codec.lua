@@ -10,7 +10,8 @@
     decode(v)              a JSON value as the argument a Lua user would write: a tensor (with
                            requires_grad), torch.float32 for {"dtype"}, "cpu", "channels_last",
                            a function for {"fn": "torch.nn.functional.gelu"}, a module built by
-                           construct() for {"module"}; a dict is a table
+                           construct() for {"module"}; a dict is a table; {"ix": items}
+                           an index key table, {"sl": [start, stop, step]} a slice {start=, ...}
     construct(name, args, n, kw)  torch.nn[name](args..., {kw...}) from encoded arguments
     flatten(x, acc)        the leaves of a result (tensors, numbers, booleans, strings, dtypes),
                            in order: a tuple and a Lua multiple return flatten alike
@@ -86,6 +87,12 @@ function decode(v)
   if v.layout then return torch[v.layout] or v.layout end
   if v.fn then return resolve(v.fn) end
   if v.module then return M.construct(v.module, v.args, #v.args, v.kw) end
+  if v.ix then   -- an index key: x[{items}]
+    local key = {}
+    for i = 1, #v.ix do key[i] = decode(v.ix[i]) end
+    return key
+  end
+  if v.sl then return { start = decode(v.sl[1]), stop = decode(v.sl[2]), step = decode(v.sl[3]) } end
   if v.D then
     local t = {}
     for k, x in pairs(v.D) do t[k] = decode(x) end

@@ -8,6 +8,7 @@
   the generator did (torch.manual_seed(0)), then calls, by the entry's kind:
     fn      torch.nn.functional.relu(x, args..., {kw...})   (the keyword table only when needed)
     method  x:name(args..., {kw...})          attr  x.mT        rop  torch.add(other, x)
+    index   x[{items}]                        (__getitem__: the index as ltorch's key table)
   and returns a verdict {cat = nil (pass) | category, detail}:
     missing   ltorch has no such name
     refuses   ltorch raises an argument error for PyTorch's call
@@ -58,6 +59,7 @@ local function target(entry, args, n, kw)
     return function() return f(list[2], list[1], select(3, unpack(list, 1, n))) end
   end
   local x = list[1]
+  if kind == "index" then return function() return x[list[2]] end end
   local ok, m = pcall(function() return x[name] end)
   if not ok or m == nil then return nil, "Tensor." .. name .. " is not in ltorch" end
   if kind == "attr" then return function() return m end end

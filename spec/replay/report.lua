@@ -34,7 +34,12 @@ function M.replay(kind)
   local listed = M.exceptions()[kind] or {}
   local r = { kind = kind, title = M.TITLE[kind], torch = d.torch, total = #d.entries, passing = 0,
     skipped = 0, errors = 0, errors_raised = 0, silent = {}, crashes = {}, unlisted = {}, stale = {},
-    entries = runner.summarize(d, verdicts), cases = #d.cases }
+    entries = runner.summarize(d, verdicts), cases = #d.cases, errors_not_lua = {} }
+  for _, e in ipairs(d.entries) do   -- error inputs the generator left out: no Lua spelling
+    for _, why in ipairs(e.errors_not_lua or {}) do
+      r.errors_not_lua[#r.errors_not_lua + 1] = ("%s: %s"):format(e.key, why)
+    end
+  end
   for _, s in ipairs(r.entries) do
     r.errors, r.errors_raised = r.errors + s.errors, r.errors_raised + s.errors_raised
     local sample_fail = false

@@ -5,7 +5,8 @@
 #
 # What: for each OpInfo, the public name a user calls: torch.X / torch.nn.functional.X /
 # torch.linalg.X ... (from OpInfo.name), else the Tensor method (method_variant, or the in-place
-# one on a fresh tensor), an attribute (x.mT) or a reflected operator (__radd__: other + x).
+# one on a fresh tensor), an attribute (x.mT), a reflected operator (__radd__: other + x) or an
+# index (__getitem__: x[{items}], the Python index spelled as ltorch's key table).
 # Entries with no public spelling (private aten ops, CUDA-only jiterators, op_db's own lambdas)
 # are recorded as not replayable with the reason. For CPU float64 (with input gradients where the
 # op supports autograd), float32, int64 and complex64 it takes at most CAP[dtype] sample inputs
@@ -13,7 +14,9 @@
 # encoded by replay_common.enc), PyTorch's result, and for float64 the gradients of
 # sum(out_i * g_i) with respect to every input that requires grad (g_i recorded). Each call runs
 # after torch.manual_seed(0), so random ops can be compared too. Up to ERR_CAP error inputs per
-# entry are recorded with PyTorch's error. Prints one JSON object {torch, entries, cases}.
+# entry are recorded with PyTorch's error, except one that raises only for a float standing for
+# an int (Lua's 1.0 is 1): the entry lists it as errors_not_lua. Prints one JSON object
+# {torch, entries, cases}.
 #
 # Use: .venv/bin/python tools/replay/gen_op_db.py > ops.json   (spec/replay/data.lua runs it
 #      and caches the result under ~/.cache/ltorch/replay/)
@@ -22,8 +25,8 @@ import sys
 
 import torch
 
-from replay_common import (Unencodable, arg_encoder, enc, error_text, flat_tensors, int_floats,
-                           load_testing, numel, same)
+from replay_common import (IndexKey, Unencodable, arg_encoder, enc, error_text, flat_tensors, int_floats,
+                           load_testing, numel, record_module_constructors, same)
 
 CAP = {torch.float64: 4, torch.float32: 3, torch.int64: 2, torch.complex64: 2}
 MAX_NUMEL = 4000
@@ -37,6 +40,9 @@ UNINITIALIZED = {"empty", "empty_like", "new_empty", "new_empty_strided", "empty
 SWAP12 = lambda inp, args: [args[0], inp] + list(args[1:])  # noqa: E731
 REORDER = {"where": SWAP12, "polygamma": SWAP12, "special.polygamma": SWAP12,
            "nn.functional.embedding": SWAP12, "nn.functional.embedding_bag": SWAP12, "einsum": SWAP12}
+# op_db calls these on a product of its sample's two factors (svd_lowrank(a @ b.mT, q=k, M=M)):
+# the public function's input is that product, a leaf of its own
+FACTORS = {"svd_lowrank", "pca_lowrank"}
 PRIVATE = ("_", "torch.ops.", "sparse.", "jiterator_")
 ATTRS = {"T", "H", "mT", "mH"}
 # x.__rop__(other) is `other op x`: a Lua user writes the torch function with the operands swapped
@@ -48,8 +54,8 @@ ROPS = {"__radd__": "add", "__rsub__": "sub", "__rmul__": "mul", "__rdiv__": "di
 def resolve(op):
     """(kind, name, python callable taking (input, *args, **kw)) or (None, reason, None)."""
     name = op.name
-    if name == "__getitem__":
-        return None, "indexing: op_db's Python index objects (slices, Ellipsis) are not translated", None
+    if name == "__getitem__":   # x[{items}]: the sample's index as an IndexKey
+        return "index", name, lambda x, key: x[key.idx]
     if name in ATTRS:
         return "attr", name, lambda x: getattr(x, name)
     if name in ROPS:
@@ -62,8 +68,13 @@ def resolve(op):
         obj = getattr(obj, part, None)
         if obj is None:
             break
+    if op.variant_test_name == "in_place" and getattr(op.inplace_variant, "__name__", None):
+        mname = op.inplace_variant.__name__   # normal.in_place: x.normal_(mean, std)
+        return "method", mname, lambda x, *a, **k: getattr(x, mname)(*a, **k)
     if obj is not None and callable(obj) and not isinstance(obj, type):
         return "fn", "torch." + name, obj
+    if getattr(torch.Tensor, name, None) is not None:   # item: x.item()
+        return "method", name, lambda x, *a, **k: getattr(x, name)(*a, **k)
     for v in (op.method_variant, op.inplace_variant):
         mname = getattr(v, "__name__", None)
         if mname and getattr(torch.Tensor, mname, None) is not None and mname != "<lambda>":
@@ -137,6 +148,11 @@ class SampleArgs:
         self.input, self.args = inp, args
 
 
+class SampleInput:
+    def __init__(self, inp, kwargs):
+        self.input, self.args, self.kwargs = inp, (), dict(kwargs)
+
+
 def entry_cases(op, fn, inplace):
     cases, skips = [], {}
     for dtype in dtypes_for(op):
@@ -155,6 +171,11 @@ def entry_cases(op, fn, inplace):
             except Exception as err:
                 skips["sample_inputs failed: " + error_text(err)] = 1
                 break
+            if op.name == "__getitem__":
+                sample.args = (IndexKey(sample.args[0]),)
+            if op.name in FACTORS:
+                a, b = sample.input, sample.args[0]
+                sample = SampleInput((a @ b.mT).detach().requires_grad_(a.requires_grad), sample.kwargs)
             try:
                 case = run_sample(fn, sample, want_grad, REORDER.get(op.name))
             except Unencodable as u:
@@ -173,12 +194,14 @@ def entry_cases(op, fn, inplace):
 
 
 def error_cases(op, fn):
+    """(cases, unexpressible): an error input whose error is only Python's float-for-an-int
+    (linspace(0, 3, 1.0)) is not a Lua call: Lua's 1.0 is 1, which PyTorch accepts."""
     order = REORDER.get(op.name)
-    cases = []
+    cases, unexpressible = [], []
     try:
         eis = list(op.error_inputs("cpu"))
     except Exception:
-        return cases
+        return cases, unexpressible
     for ei in eis[:ERR_CAP]:
         si = ei.sample_input
         try:
@@ -188,12 +211,22 @@ def error_cases(op, fn):
         try:
             fn(*positional(si, order), **si.kwargs)
         except Exception as err:
+            ints = SampleArgs(si.input, int_floats(si.args))
+            ints_kw = int_floats(si.kwargs)
+            if repr((ints.args, ints_kw)) != repr((si.args, si.kwargs)):
+                try:
+                    fn(*positional(ints, order), **ints_kw)
+                    unexpressible.append(error_text(err)[:80])
+                    continue
+                except Exception:
+                    pass
             cases.append({"args": args, "n": len(args), "kw": kw, "error": error_text(err)})
-    return cases
+    return cases, unexpressible
 
 
 def main():
     cmi, _, _ = load_testing()
+    record_module_constructors()   # triplet_margin_with_distance_loss's distance_function module
     entries, cases = [], []
     for op in cmi.op_db:
         key = op.name + ("." + op.variant_test_name if op.variant_test_name else "")
@@ -212,7 +245,10 @@ def main():
         for c in cs:
             c["entry"] = key
         cases.extend(cs)
-        for c in error_cases(op, fn):
+        ecs, unexpressible = error_cases(op, fn)
+        if unexpressible:
+            entry["errors_not_lua"] = unexpressible
+        for c in ecs:
             c["entry"] = key
             cases.append(c)
         if not cs:

@@ -153,6 +153,12 @@ def arg_encoder(grad_inputs, values):
         return shared.get(x.untyped_storage().data_ptr())
 
     def e(x):
+        if isinstance(x, IndexKey):
+            return {"ix": [e(k) for k in x.items]}
+        if isinstance(x, slice):
+            return {"sl": [e(x.start), e(x.stop), e(x.step)]}
+        if x is Ellipsis:
+            return "..."
         if isinstance(x, torch.Tensor):
             d = enc(x, True, sid_of(x))
             if x.requires_grad:
@@ -167,6 +173,16 @@ def arg_encoder(grad_inputs, values):
             return {"D": {str(k): e(v) for k, v in x.items()}}
         return enc(x, True)
     return e
+
+
+class IndexKey:
+    """x[idx] as ltorch spells it: always a table of items (x[{...}]); None is "None", a Python
+    list of ints is the index tensor it means."""
+    def __init__(self, idx):
+        self.idx = idx
+        items = list(idx) if isinstance(idx, tuple) else [idx]
+        self.items = ["None" if k is None else torch.tensor(k) if isinstance(k, list) else k
+                      for k in items]
 
 
 def int_floats(x):

@@ -107,6 +107,13 @@ for _, r in ipairs(runs) do
     for _, l in ipairs(skipped) do w(l) end
     w("")
   end
+  if #r.errors_not_lua > 0 then
+    w("Error inputs left out (%d): PyTorch raises only because a float stands where an int is taken", #r.errors_not_lua)
+    w("(linspace(0, 3, 1.0)); Lua's 1.0 is 1, a call PyTorch accepts, so the input has no Lua spelling:")
+    w("")
+    for _, l in ipairs(r.errors_not_lua) do w("- `%s`", (l:gsub("`", "'"))) end
+    w("")
+  end
 end
 
 local f = assert(io.open(out_path, "w"))
