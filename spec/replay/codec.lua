@@ -10,7 +10,8 @@
     decode(v)              a JSON value as the argument a Lua user would write: a tensor (with
                            requires_grad), torch.float32 for {"dtype"}, "cpu", "channels_last",
                            a function for {"fn": "torch.nn.functional.gelu"}, a module built by
-                           construct() for {"module"}; a dict is a table; {"ix": items}
+                           construct() for {"module"}; a dict is a table; None in a list false;
+                           {"ix": items}
                            an index key table, {"sl": [start, stop, step]} a slice {start=, ...}
     construct(name, args, n, kw)  torch.nn[name](args..., {kw...}) from encoded arguments
     flatten(x, acc)        the leaves of a result (tensors, numbers, booleans, strings, dtypes),
@@ -98,8 +99,10 @@ function decode(v)
     for k, x in pairs(v.D) do t[k] = decode(x) end
     return t
   end
-  local t = {}
-  for i = 1, #v do t[i] = decode(v[i]) end
+  local t = {}   -- None in a list (output_size (None, 7)) is false, ltorch's spelling of None there
+  for i = 1, #v do
+    if v[i] == NULL then t[i] = false else t[i] = decode(v[i]) end
+  end
   return t
 end
 M.decode = decode

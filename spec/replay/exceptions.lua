@@ -16,8 +16,6 @@ return {
   ops = {
     ["chalf"] = { raises = "complex32 (chalf) is not an ltorch dtype: reading the result's dtype raises" },
     ["hash_tensor"] = { raises = "its result is uint64, not an ltorch dtype: reading the result's dtype raises" },
-    ["nn.functional.adaptive_avg_pool3d"] = { raises = "op_db's all-None output_size (None, None, None) reaches Lua as {} (the replay decodes None in a list to a nil hole), which is Python's [] and raises; ltorch takes None in output_size as false ({false, false, false}) or a nil hole before a number ({nil, 7})" },
-    ["nn.functional.adaptive_max_pool3d"] = { raises = "op_db's all-None output_size (None, None, None) reaches Lua as {} (the replay decodes None in a list to a nil hole), which is Python's [] and raises; ltorch takes None in output_size as false ({false, false, false}) or a nil hole before a number ({nil, 7})" },
   },
   modules = {
   },
