@@ -10,8 +10,8 @@
 # Entries with no public spelling (private aten ops, CUDA-only jiterators, op_db's own lambdas)
 # are recorded as not replayable with the reason. For CPU float64 (with input gradients where the
 # op supports autograd), float32, int64 and complex64 it takes at most CAP[dtype] sample inputs
-# (inputs up to MAX_NUMEL elements) and records the call (positional and keyword arguments,
-# encoded by replay_common.enc), PyTorch's result, and for float64 the gradients of
+# (inputs up to MAX_NUMEL elements; one up to MAX_NUMEL_ONE where none is smaller) and records
+# the call (positional and keyword arguments, encoded by replay_common.enc), PyTorch's result, and for float64 the gradients of
 # sum(out_i * g_i) with respect to every input that requires grad (g_i recorded). Each call runs
 # after torch.manual_seed(0), so random ops can be compared too. Up to ERR_CAP error inputs per
 # entry are recorded with PyTorch's error, except one that raises only for a float standing for
@@ -30,6 +30,8 @@ from replay_common import (IndexKey, Unencodable, arg_encoder, enc, error_text, 
 
 CAP = {torch.float64: 4, torch.float32: 3, torch.int64: 2, torch.complex64: 2}
 MAX_NUMEL = 4000
+# where no sample of a dtype is that small (slice_scatter, ctc_loss), one sample up to this size
+MAX_NUMEL_ONE = 20000
 ERR_CAP = 6
 SEED = 0
 # their results are uninitialized memory: only dtype and shape are compared
@@ -102,8 +104,8 @@ def encode_call(sample, grad_inputs, order=None):
     return args, kw
 
 
-def run_sample(fn, sample, want_grad, order=None):
-    if numel([sample.input, sample.args, sample.kwargs]) > MAX_NUMEL:
+def run_sample(fn, sample, want_grad, order=None, max_numel=MAX_NUMEL):
+    if numel([sample.input, sample.args, sample.kwargs]) > max_numel:
         return None
     args, kwargs = int_floats(sample.args), int_floats(sample.kwargs)
     if repr((args, kwargs)) != repr((sample.args, sample.kwargs)):
@@ -156,41 +158,49 @@ class SampleInput:
 def entry_cases(op, fn, inplace):
     cases, skips = [], {}
     for dtype in dtypes_for(op):
-        want_grad = dtype == torch.float64 and op.supports_autograd and not inplace
-        taken = 0
+        taken = dtype_cases(op, fn, inplace, dtype, CAP[dtype], MAX_NUMEL, cases, skips)
+        if taken == 0:
+            dtype_cases(op, fn, inplace, dtype, 1, MAX_NUMEL_ONE, cases, skips)
+    return cases, skips
+
+
+def dtype_cases(op, fn, inplace, dtype, cap, max_numel, cases, skips):
+    """Appends up to cap cases of dtype with inputs up to max_numel elements; returns how many."""
+    want_grad = dtype == torch.float64 and op.supports_autograd and not inplace
+    taken = 0
+    try:
+        it = iter(op.sample_inputs("cpu", dtype, requires_grad=want_grad))
+    except Exception as err:
+        skips["sample_inputs failed: " + error_text(err)] = 1
+        return taken
+    while taken < cap:
         try:
-            it = iter(op.sample_inputs("cpu", dtype, requires_grad=want_grad))
+            sample = next(it)
+        except StopIteration:
+            break
         except Exception as err:
             skips["sample_inputs failed: " + error_text(err)] = 1
+            break
+        if op.name == "__getitem__":
+            sample.args = (IndexKey(sample.args[0]),)
+        if op.name in FACTORS:
+            a, b = sample.input, sample.args[0]
+            sample = SampleInput((a @ b.mT).detach().requires_grad_(a.requires_grad), sample.kwargs)
+        try:
+            case = run_sample(fn, sample, want_grad, REORDER.get(op.name), max_numel)
+        except Unencodable as u:
+            skips[str(u)] = skips.get(str(u), 0) + 1
             continue
-        while taken < CAP[dtype]:
-            try:
-                sample = next(it)
-            except StopIteration:
-                break
-            except Exception as err:
-                skips["sample_inputs failed: " + error_text(err)] = 1
-                break
-            if op.name == "__getitem__":
-                sample.args = (IndexKey(sample.args[0]),)
-            if op.name in FACTORS:
-                a, b = sample.input, sample.args[0]
-                sample = SampleInput((a @ b.mT).detach().requires_grad_(a.requires_grad), sample.kwargs)
-            try:
-                case = run_sample(fn, sample, want_grad, REORDER.get(op.name))
-            except Unencodable as u:
-                skips[str(u)] = skips.get(str(u), 0) + 1
-                continue
-            except Exception as err:
-                why = "not encodable: " + error_text(err)
-                skips[why] = skips.get(why, 0) + 1
-                continue
-            if case is None:
-                continue
-            case["dtype"] = str(dtype)[6:]
-            cases.append(case)
-            taken += 1
-    return cases, skips
+        except Exception as err:
+            why = "not encodable: " + error_text(err)
+            skips[why] = skips.get(why, 0) + 1
+            continue
+        if case is None:
+            continue
+        case["dtype"] = str(dtype)[6:]
+        cases.append(case)
+        taken += 1
+    return taken
 
 
 def error_cases(op, fn):
