@@ -9,7 +9,8 @@
 
   What: replay(kind) loads the cases (spec/replay/data.lua), runs them (spec/replay/runner.lua)
   and returns {kind, title, total, passing, skipped, errors, errors_raised, silent, crashes,
-  unlisted, stale, entries, seconds}, or nil and the reason without PyTorch. line(r) is the
+  unlisted, stale, entries, seconds, no_cpu (keys of the entries of which PyTorch itself has no
+  CPU sample), with_cpu (total less those)}, or nil and the reason without PyTorch. line(r) is the
   one-line figure the specs print.
 
   Use: local report = require "spec.replay.report"
@@ -34,7 +35,11 @@ function M.replay(kind)
   local listed = M.exceptions()[kind] or {}
   local r = { kind = kind, title = M.TITLE[kind], torch = d.torch, total = #d.entries, passing = 0,
     skipped = 0, errors = 0, errors_raised = 0, silent = {}, crashes = {}, unlisted = {}, stale = {},
-    entries = runner.summarize(d, verdicts), cases = #d.cases, errors_not_lua = {} }
+    entries = runner.summarize(d, verdicts), cases = #d.cases, errors_not_lua = {}, no_cpu = {} }
+  for _, e in ipairs(d.entries) do   -- entries of which PyTorch itself has no CPU sample
+    if e.no_cpu_sample then r.no_cpu[#r.no_cpu + 1] = e.key end
+  end
+  r.with_cpu = r.total - #r.no_cpu
   for _, e in ipairs(d.entries) do   -- error inputs the generator left out: no Lua spelling
     for _, why in ipairs(e.errors_not_lua or {}) do
       r.errors_not_lua[#r.errors_not_lua + 1] = ("%s: %s"):format(e.key, why)
@@ -80,11 +85,18 @@ end
 local function pct(n, d) return d == 0 and "-" or ("%.1f %%"):format(100 * n / d) end
 M.pct = pct
 
+-- "; over the N entries with CPU samples: P/N, x %" where PyTorch itself has entries without one
+function M.cpu_share(r)
+  if #r.no_cpu == 0 then return "" end
+  return ("; %d/%d, %s, over the %d entries with a CPU sample in PyTorch"):format(r.passing, r.with_cpu,
+    pct(r.passing, r.with_cpu), r.with_cpu)
+end
+
 function M.line(r)
-  return ("%s replay (PyTorch %s): %d/%d entries pass every replayed sample (%s; %d not replayable), "
+  return ("%s replay (PyTorch %s): %d/%d entries pass every replayed sample (%s%s; %d not replayable), "
     .. "error inputs raising where PyTorch raises %d/%d (%s), silent differences %d, crashes %d, "
-    .. "%d cases in %d s"):format(r.title, r.torch, r.passing, r.total, pct(r.passing, r.total), r.skipped,
-    r.errors_raised, r.errors, pct(r.errors_raised, r.errors), #r.silent, #r.crashes, r.cases, r.seconds)
+    .. "%d cases in %d s"):format(r.title, r.torch, r.passing, r.total, pct(r.passing, r.total), M.cpu_share(r),
+    r.skipped, r.errors_raised, r.errors, pct(r.errors_raised, r.errors), #r.silent, #r.crashes, r.cases, r.seconds)
 end
 
 -- The spec body shared by op_db_spec.lua, module_db_spec.lua and optim_db_spec.lua (busted's

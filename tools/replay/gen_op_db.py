@@ -7,15 +7,18 @@
 # torch.linalg.X ... (from OpInfo.name), else the Tensor method (method_variant, or the in-place
 # one on a fresh tensor), an attribute (x.mT), a reflected operator (__radd__: other + x) or an
 # index (__getitem__: x[{items}], the Python index spelled as ltorch's key table).
-# Entries with no public spelling (private aten ops, CUDA-only jiterators, op_db's own lambdas)
-# are recorded as not replayable with the reason. For CPU float64 (with input gradients where the
+# Private aten ops that PyTorch's Python exposes (torch._safe_softmax, torch.ops.aten.slice.Tensor,
+# op_db's lambda over aten.max_pool2d_with_indices_backward; ATEN) are called as ltorch's torch.X of
+# the same name, each sample checked against op_db's own op. Entries with no public spelling
+# (CUDA-only jiterators and attention kernels, sparse ops, op_db's own lambdas) are recorded as not replayable with the reason. For CPU float64 (with input gradients where the
 # op supports autograd), float32, int64 and complex64 it takes at most CAP[dtype] sample inputs
 # (inputs up to MAX_NUMEL elements; one up to MAX_NUMEL_ONE where none is smaller) and records
 # the call (positional and keyword arguments, encoded by replay_common.enc), PyTorch's result, and for float64 the gradients of
 # sum(out_i * g_i) with respect to every input that requires grad (g_i recorded). Each call runs
 # after torch.manual_seed(0), so random ops can be compared too. Up to ERR_CAP error inputs per
 # entry are recorded with PyTorch's error, except one that raises only for a float standing for
-# an int (Lua's 1.0 is 1): the entry lists it as errors_not_lua. Prints one JSON object
+# an int (Lua's 1.0 is 1): the entry lists it as errors_not_lua. An entry with no CPU sample
+# that op_db's own op runs on is marked no_cpu_sample. Prints one JSON object
 # {torch, entries, cases}.
 #
 # Use: .venv/bin/python tools/replay/gen_op_db.py > ops.json   (spec/replay/data.lua runs it
@@ -46,6 +49,44 @@ REORDER = {"where": SWAP12, "polygamma": SWAP12, "special.polygamma": SWAP12,
 # the public function's input is that product, a leaf of its own
 FACTORS = {"svd_lowrank", "pca_lowrank"}
 PRIVATE = ("_", "torch.ops.", "sparse.", "jiterator_")
+
+
+def _max_pool2d_backward_call(s):
+    """op_db's max_pool2d_with_indices_backward lambda pools its sample (indices, ones as the
+    output gradient) and calls the aten op: the same call with those as recorded inputs."""
+    if s.args:
+        raise Unencodable("max_pool2d_with_indices_backward: positional pooling arguments")
+    kw = s.kwargs
+    ks, st = kw.get("kernel_size", ()), kw.get("stride", ())
+    pad, dil, cm = kw.get("padding", (0,)), kw.get("dilation", (1,)), kw.get("ceil_mode", False)
+    with torch.no_grad():
+        out, idx = torch.nn.functional.max_pool2d_with_indices(
+            s.input, kernel_size=ks, stride=st, padding=pad, dilation=dil, ceil_mode=cm, return_indices=True)
+    st = ks if st is None else st
+    return SampleFull(torch.ones_like(out), (s.input, ks, st, pad, dil, cm, idx), {})
+
+
+# Private aten ops (and op_db lambdas over them) that PyTorch's Python exposes as torch.X or
+# torch.ops.aten.X, and ltorch binds as torch.X: op name -> (ltorch's torch.X, PyTorch's callable,
+# sample rewrite or None). Each sample's result is checked against op_db's own op (run_sample).
+_aten = torch.ops.aten
+ATEN = {
+    "_softmax_backward_data": ("_softmax_backward_data", torch._softmax_backward_data, None),
+    "_native_batch_norm_legit": ("_native_batch_norm_legit", torch._native_batch_norm_legit, None),
+    "_batch_norm_with_update": ("_batch_norm_with_update", _aten._batch_norm_with_update.default, None),
+    "_upsample_bilinear2d_aa": ("_upsample_bilinear2d_aa", _aten._upsample_bilinear2d_aa, None),
+    "torch.ops.aten._safe_softmax.default": ("_safe_softmax", torch._safe_softmax, None),
+    "_unsafe_masked_index": ("_unsafe_masked_index", torch._unsafe_masked_index, None),
+    "_unsafe_masked_index_put_accumulate": ("_unsafe_masked_index_put_accumulate",
+                                            torch._unsafe_masked_index_put_accumulate, None),
+    "_chunk_cat": ("_chunk_cat", torch._chunk_cat, None),
+    "slice": ("slice", _aten.slice.Tensor, None),
+    "native_dropout_backward": ("native_dropout_backward", _aten.native_dropout_backward.default, None),
+    "_segment_reduce": ("segment_reduce", torch.segment_reduce, None),
+    "max_pool2d_with_indices_backward": ("max_pool2d_with_indices_backward",
+                                         _aten.max_pool2d_with_indices_backward.default,
+                                         _max_pool2d_backward_call),
+}
 ATTRS = {"T", "H", "mT", "mH"}
 # x.__rop__(other) is `other op x`: a Lua user writes the torch function with the operands swapped
 ROPS = {"__radd__": "add", "__rsub__": "sub", "__rmul__": "mul", "__rdiv__": "div",
@@ -63,6 +104,14 @@ def resolve(op):
     if name in ROPS:
         f = getattr(torch, ROPS[name])
         return "rop", ROPS[name], lambda x, other: f(other, x)
+    if name in ATEN:
+        return "fn", "torch." + ATEN[name][0], ATEN[name][1]
+    if name.startswith("jiterator_"):
+        return None, "CUDA-only (a jiterator: a CUDA kernel compiled at run time)", None
+    if name.startswith("sparse."):
+        return None, "a sparse-layout op (its samples are sparse tensors, not replayed)", None
+    if name.startswith("torch.ops."):
+        return None, "a CUDA-only aten kernel (no CPU implementation)", None
     if name.startswith(PRIVATE):
         return None, "not public API (private or CUDA-only op)", None
     obj = torch
@@ -104,7 +153,7 @@ def encode_call(sample, grad_inputs, order=None):
     return args, kw
 
 
-def run_sample(fn, sample, want_grad, order=None, max_numel=MAX_NUMEL):
+def run_sample(fn, sample, want_grad, order=None, max_numel=MAX_NUMEL, check=None):
     if numel([sample.input, sample.args, sample.kwargs]) > max_numel:
         return None
     args, kwargs = int_floats(sample.args), int_floats(sample.kwargs)
@@ -142,12 +191,21 @@ def run_sample(fn, sample, want_grad, order=None, max_numel=MAX_NUMEL):
                 case["grads"] = [enc(g) if g is not None else None for g in grads]
             except Exception as err:
                 case["gerr"] = error_text(err)
+    if check is not None:   # an ATEN entry: op_db's own op on its sample gives the same result
+        torch.manual_seed(SEED)
+        if not same(out, check()):
+            raise Unencodable("torch.X differs from op_db's op on its sample")
     return case
 
 
 class SampleArgs:
     def __init__(self, inp, args):
         self.input, self.args = inp, args
+
+
+class SampleFull:
+    def __init__(self, inp, args, kwargs):
+        self.input, self.args, self.kwargs = inp, tuple(args), dict(kwargs)
 
 
 class SampleInput:
@@ -186,8 +244,18 @@ def dtype_cases(op, fn, inplace, dtype, cap, max_numel, cases, skips):
         if op.name in FACTORS:
             a, b = sample.input, sample.args[0]
             sample = SampleInput((a @ b.mT).detach().requires_grad_(a.requires_grad), sample.kwargs)
+        check = None
+        if op.name in ATEN:
+            orig = (sample.input, tuple(sample.args), dict(sample.kwargs))
+            check = lambda orig=orig: op.op(orig[0], *orig[1], **orig[2])  # noqa: E731
+            if ATEN[op.name][2]:
+                try:
+                    sample = ATEN[op.name][2](sample)
+                except Unencodable as u:
+                    skips[str(u)] = skips.get(str(u), 0) + 1
+                    continue
         try:
-            case = run_sample(fn, sample, want_grad, REORDER.get(op.name), max_numel)
+            case = run_sample(fn, sample, want_grad, REORDER.get(op.name), max_numel, check)
         except Unencodable as u:
             skips[str(u)] = skips.get(str(u), 0) + 1
             continue
@@ -234,6 +302,24 @@ def error_cases(op, fn):
     return cases, unexpressible
 
 
+def has_cpu_sample(op):
+    """Whether op_db has a CPU sample, in any dtype it declares on CPU, that its own op runs on
+    (jiterators, the flash/efficient attention kernels, _scaled_mm_v2 and batch_norm.without_cudnn
+    have none): the entries without one are left out of the "with CPU samples" share."""
+    try:
+        dts = sorted(op.supported_dtypes("cpu"), key=str)
+    except Exception:
+        return False
+    for d in dts:
+        try:
+            s = next(iter(op.sample_inputs("cpu", d)))
+            op.op(s.input, *s.args, **s.kwargs)
+            return True
+        except Exception:
+            continue
+    return False
+
+
 def main():
     cmi, _, _ = load_testing()
     record_module_constructors()   # triplet_margin_with_distance_loss's distance_function module
@@ -245,6 +331,8 @@ def main():
         entries.append(entry)
         if kind is None:
             entry["skip"] = name
+            if not has_cpu_sample(op):
+                entry["no_cpu_sample"] = True
             continue
         inplace = name.endswith("_")
         cs, skips = entry_cases(op, fn, inplace)
@@ -263,6 +351,12 @@ def main():
             cases.append(c)
         if not cs:
             entry["skip"] = "no replayable sample: " + (", ".join(skips) or "none on CPU")
+            if not has_cpu_sample(op):
+                entry["no_cpu_sample"] = True
+            elif not skips:   # _scaled_mm: CPU samples only in dtypes ltorch lacks (float8)
+                entry["skip"] = ("no replayable sample: op_db's CPU samples are in %s only, none in "
+                                 "float64, float32, int64 or complex64" %
+                                 ", ".join(sorted(str(d)[6:] for d in op.supported_dtypes("cpu"))))
     json.dump({"torch": torch.__version__, "entries": entries, "cases": cases}, sys.stdout)
 
 
