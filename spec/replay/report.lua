@@ -41,8 +41,8 @@ function M.replay(kind)
   end
   r.with_cpu = r.total - #r.no_cpu
   for _, e in ipairs(d.entries) do   -- error inputs the generator left out: no Lua spelling
-    for _, why in ipairs(e.errors_not_lua or {}) do
-      r.errors_not_lua[#r.errors_not_lua + 1] = ("%s: %s"):format(e.key, why)
+    for _, reason in ipairs(e.errors_not_lua or {}) do
+      r.errors_not_lua[#r.errors_not_lua + 1] = ("%s: %s"):format(e.key, reason)
     end
   end
   for _, s in ipairs(r.entries) do
