@@ -73,8 +73,8 @@ local function as_list(p, v)
       return list
     end
     return { v }
-  elseif type(v) ~= "table" or istype(Ref, v) then
-    return nil
+  elseif type(v) ~= "table" or istype(Ref, v) or dtype_mod.is_dtype(v) then
+    return nil   -- a dtype is no list: x:view(torch.int32) is view.dtype, not view([])
   end
   return v
 end

@@ -34,7 +34,9 @@ local function complex_values(x)
   -- resolve_conj/resolve_neg: a conj() or neg view shares its base's memory with a flag, and
   -- contiguous() keeps the flag, so the raw memory would print the unconjugated values.
   local c = Tensor.cpu(x):resolve_conj():resolve_neg():contiguous()  -- kept alive while read
-  local src = ffi.cast(T.dtype_of(x).name == "complex64" and "float*" or "double*", Tensor.data_ptr(c))
+  local name = T.dtype_of(x).name
+  if name == "complex32" then c, name = Tensor.cfloat(c), "complex64" end   -- half pairs: widened
+  local src = ffi.cast(name == "complex64" and "float*" or "double*", Tensor.data_ptr(c))
   local buf = ffi.new("double[?]", math.max(2 * numel, 1))
   for i = 0, 2 * numel - 1 do buf[i] = src[i] end
   return buf, sizes, numel
@@ -85,7 +87,8 @@ local function shown_values(x, summarize, complex)
         values[#values + 1], imags[#imags + 1] = re, im
         return { re, im }
       end
-      values[#values + 1] = tonumber(buf[offset])
+      local v = buf[offset]
+      values[#values + 1] = type(v) == "cdata" and v or tonumber(v)   -- uint64 values stay exact (cdata)
       return values[#values]
     end
     local level = {}
@@ -130,9 +133,13 @@ local function formatter(values, dt)
     end, width
   end
   if not dt.is_floating_point then
-    for _, v in ipairs(values) do width = max(width, #string.format("%d", v)) end
+    local function int_str(v)
+      if type(v) == "cdata" then return (tostring(v):gsub("U?LL$", "")) end
+      return string.format("%d", v)
+    end
+    for _, v in ipairs(values) do width = max(width, #int_str(v)) end
     return function(v)
-      local s = string.format("%d", v)
+      local s = int_str(v)
       return string.rep(" ", width - #s) .. s
     end, width
   end

@@ -35,7 +35,13 @@ local function shaped(name, cfn)
     return wrap(out[0])
   end
 end
-Tensor.view = shaped("view", C.lt_view)
+local view_shape = shaped("view", C.lt_view)
+-- x:view(torch.int32): PyTorch's view(dtype), the same bytes read as another dtype (ATen's
+-- view.dtype); any other argument is a shape.
+function Tensor.view(self, first, ...)
+  if dtype_mod.is_dtype(first) then return fallback.call("view", self, first, ...) end
+  return view_shape(self, first, ...)
+end
 Tensor.reshape = shaped("reshape", C.lt_reshape)
 Tensor.expand = shaped("expand", C.lt_expand)
 Tensor.permute = shaped("permute", C.lt_permute)
@@ -249,7 +255,7 @@ function Tensor.to(self, a, b, c)
 end
 
 for method, name in pairs({ float = "float32", double = "float64", half = "float16", bfloat16 = "bfloat16",
-  cfloat = "complex64", cdouble = "complex128",
+  chalf = "complex32", cfloat = "complex64", cdouble = "complex128",
   long = "int64", int = "int32", short = "int16", char = "int8", byte = "uint8", bool = "bool" }) do
   local d = dtype_mod.by_name[name]
   -- x:float({memory_format = ...}) as PyTorch's x.float(memory_format=...); other keys are errors
@@ -282,7 +288,10 @@ end
 
 local legacy_names = { float32 = "Float", float64 = "Double", float16 = "Half", bfloat16 = "BFloat16",
   int64 = "Long", int32 = "Int", int16 = "Short", int8 = "Char", uint8 = "Byte", bool = "Bool",
-  complex64 = "ComplexFloat", complex128 = "ComplexDouble" }
+  complex32 = "ComplexHalf", complex64 = "ComplexFloat", complex128 = "ComplexDouble",
+  uint16 = "UInt16", uint32 = "UInt32", uint64 = "UInt64", float8_e5m2 = "Float8_e5m2",
+  float8_e4m3fn = "Float8_e4m3fn", float8_e5m2fnuz = "Float8_e5m2fnuz",
+  float8_e4m3fnuz = "Float8_e4m3fnuz", float8_e8m0fnu = "Float8_e8m0fnu" }
 -- type() -> "torch.FloatTensor" (PyTorch's legacy name); type(dtype) converts.
 function Tensor.type(self, dt)
   if dt ~= nil then return Tensor.to(self, dtype_mod.resolve(dt, "type", 2)) end
@@ -343,13 +352,14 @@ M.clone, M.detach = Tensor.clone, Tensor.detach
 
 ---------------------------------------------------------------- values out
 -- item(): a Lua number (boolean for bool tensors); the tensor must hold exactly one element.
+-- A uint64 is read as a double, as tolist() reads it: an int64 read would wrap values >= 2^63.
 function Tensor.item(self)
   T.handle("item", 1, self)
   local dt = T.dtype_of(self)
   if dt.is_complex then
     error("item: a complex tensor has no Lua number form (Lua has no complex type); not supported yet", 2)
   end
-  if dt.is_floating_point then
+  if dt.is_floating_point or dt.name == "uint64" then
     check(C.lt_tensor_item_double(self.h, d_out), "item")
     return d_out[0]
   end
@@ -374,7 +384,8 @@ local function build(buf, sizes, depth, pos, as_bool)
 end
 
 -- The values as nested Lua arrays (1-based tables); a 0-dim tensor gives its item().
--- Also the bulk read used by printing: flat = true returns the flat buffer and the sizes.
+-- Also the bulk read used by printing: flat = true returns the flat buffer and the sizes (a
+-- uint64_t buffer for uint64: a double cannot hold every value, 2^64 - 1 included).
 function Tensor.tolist(self, flat)
   T.handle("tolist", 1, self)
   local sizes, ndim = T.sizes_of(self)
@@ -385,7 +396,9 @@ function Tensor.tolist(self, flat)
   local buf, code
   if dt.is_complex then
     error("tolist: a complex tensor has no Lua number form (Lua has no complex type); not supported yet", 2)
-  elseif dt.is_floating_point then
+  elseif dt.name == "uint64" and flat then   -- printing: the exact values, as int64 bits read unsigned
+    buf, code = ffi.new("uint64_t[?]", math.max(numel, 1)), 4
+  elseif dt.is_floating_point or dt.name == "uint64" then
     buf, code = ffi.new("double[?]", math.max(numel, 1)), 7
   else
     buf, code = ffi.new("int64_t[?]", math.max(numel, 1)), 4

@@ -4,7 +4,8 @@
   A dtype is a small table with `name` ("float32"), `code` (libtorch's c10::ScalarType number),
   `is_floating_point`, `is_complex`, `is_signed` and `itemsize`; tostring gives "torch.float32",
   as PyTorch prints it. PyTorch's aliases are there too: torch.float is float32, torch.double
-  float64, torch.half float16, torch.long int64, torch.int int32, torch.short int16.
+  float64, torch.half float16, torch.long int64, torch.int int32, torch.short int16, torch.chalf
+  complex32, torch.cfloat complex64, torch.cdouble complex128.
 
   Usage:  local dtype = require "torch.dtype"
           dtype.resolve("float64") --> torch.float64; dtype.resolve(torch.int64) --> same
@@ -28,13 +29,25 @@ local definitions = {
   { "float64", 7, 8, true, true },
   { "complex64", 9, 8, false, true, true },
   { "complex128", 10, 16, false, true, true },
+  { "complex32", 8, 4, false, true, true },
   { "bool", 11, 1, false, false },
   { "bfloat16", 15, 2, true, true },
+  -- libtorch's newer types, as limited there as in PyTorch: the unsigned ones have copies,
+  -- comparisons and a few ops ("add_stub" not implemented for 'UInt64'), the float8 ones casts
+  -- and torch._scaled_mm
+  { "float8_e5m2", 23, 1, true, true },
+  { "float8_e4m3fn", 24, 1, true, true },
+  { "float8_e5m2fnuz", 25, 1, true, true },
+  { "float8_e4m3fnuz", 26, 1, true, true },
+  { "uint16", 27, 2, false, false },
+  { "uint32", 28, 4, false, false },
+  { "uint64", 29, 8, false, false },
+  { "float8_e8m0fnu", 44, 1, true, false },
 }
 
 local aliases = {
   float = "float32", double = "float64", half = "float16", long = "int64", int = "int32",
-  short = "int16", cfloat = "complex64", cdouble = "complex128",
+  short = "int16", chalf = "complex32", cfloat = "complex64", cdouble = "complex128",
 }
 
 M.by_name, M.by_code = {}, {}

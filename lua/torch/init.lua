@@ -40,7 +40,9 @@ merge(creation)
 merge(math_ops)
 merge(reduce_ops)
 merge(views)
-merge(require "torch._crash_guards")
+local crash_guards = require "torch._crash_guards"
+for k, v in pairs(crash_guards) do if k ~= "linalg" then torch[k] = v end end
+merge(require "torch._type_info")
 
 -- dtypes: torch.float32, torch.float, torch.int64, torch.long, ...
 for name, d in pairs(dtype_mod.by_name) do torch[name] = d end
@@ -164,6 +166,7 @@ torch.breakpoint = require("torch._lazy_modules").breakpoint
 
 -- The generated op surface and the lazily loaded namespaces (torch._ops_lookup).
 require("torch._ops_lookup").install(torch)
+for k, v in pairs(crash_guards.linalg) do torch.linalg[k] = v end
 -- stft's center=True, a default of PyTorch's Python wrapper (torch._python_defaults).
 require("torch._python_defaults").install(torch, T.Tensor)
 -- x.mT, x.H, x.real, x.nbytes, x.is_cpu, ...: PyTorch's attributes as values (torch._tensor_properties).
