@@ -102,11 +102,6 @@ local EXCLUDE = {
   gru_cell = "weights whose rows are not 3 x hidden (no shape check in 1.13) segfault inside libtorch. PyTorch 1.13.1 too: "
     .. "python3 -c 'import torch; r = torch.randn; torch.gru_cell(r(3, 4), r(3, 4), r(3, 4), r(4, 4))' -> SIGSEGV (fuzz seed 7; "
     .. "lstm_cell/rnn_*_cell raise for the same shapes)",
-  -- known crash, not yet guarded (#37's follow-up): out= the input itself is resized to the
-  -- result's shape before libtorch reads the input's sizes; PyTorch 2.11 reads the same garbage:
-  -- python3 -c 'import torch; a = torch.randn(3, 4); torch.linalg.svdvals(a, out=a)' -> garbage
-  -- SymInt error or a segfault (found: seed 20261202 once torch.masked/signal joined the names)
-  linalg_svdvals = "out= aliasing the input reads freed sizes inside libtorch 2.11, as in PyTorch (segfault)",
   align_tensors = "an empty list segfaults inside libtorch 1.13 (dereferences max_element of nothing)",
   -- work in proportion to an argument, as PyTorch's (a Lua loop: Ctrl-C ends it); checked by their specs
   svd_lowrank = "niter = 2^53 runs 2^53 power iterations, as PyTorch's does (spec/torch/linalg_python_spec.lua)",
@@ -119,6 +114,10 @@ local EXCLUDE = {
 --     {out=T3:int64})). PyTorch 2.11 too: python3 -c 'import torch; torch.range(0, 3, 0.5,
 --     dtype=torch.int32)' -> SIGFPE (and arange with int64; ltorch's arange truncates the step to
 --     0 first, an error). Guard: torch._creation's range.
+--   linalg_svdvals: out= sharing the input's memory is resized before libtorch reads the input's
+--     sizes (found: seed 20261202, linalg_svdvals(T3x4, {out=T3x4})). PyTorch 2.11 too:
+--     python3 -c 'import torch; a = torch.randn(3, 4); torch.linalg.svdvals(a, out=a)' -> a
+--     garbage SymInt error or a segfault. Guard: torch._crash_guards.
 -- Whole families, by pattern: libtorch kernels that trust their callers (autograd's backward
 -- kernels, quantized/fbgemm/mkldnn/cudnn internals) and segfault on fuzzed arguments in 1.13.
 -- PyTorch's Python API does not expose them as torch.X either (torch.ops.aten only).

@@ -18,7 +18,15 @@
                     ... ; o.zero_()'                               -> Segmentation fault
       Without out= libtorch raises "Trying to create tensor with negative dimension -2"; the guard
       raises that for both forms.
+
+    linalg_svdvals(A, {out=}) (torch.linalg.svdvals too): an out= that shares A's memory is
+      resized to the result's shape before the kernel reads A's sizes, which it then reads freed
+      (found by tools/api_fuzz.lua, seed 20261202):
+        python3 -c 'import torch; a = torch.randn(3, 4); torch.linalg.svdvals(a, out=a)'
+                                  -> a garbage SymInt error, or a segfault
+      The guard refuses an out= whose storage is A's.
 ]]
+local ffi = require "ffi"
 local args = require "torch._args"
 local dispatch = require "torch._dispatch"
 local T = require "torch._tensor"
@@ -64,5 +72,34 @@ function M.normal(...)
   generated_normal = generated_normal or dispatch.function_for("normal", "torch.normal")
   return generated_normal(...)
 end
+
+-- the start of a tensor's storage: two tensors with the same one share memory
+local function storage_base(t)
+  local ok, p = pcall(function() return tonumber(ffi.cast("intptr_t", t:data_ptr())) - t:storage_offset() * t:element_size() end)
+  return ok and p ~= 0 and p or nil
+end
+
+local function svdvals_guard(display)
+  local generated
+  return function(...)
+    local a, n = args.pack(...)
+    while n > 0 and a[n] == nil do n = n - 1 end
+    local kw = n > 0 and args.is_options(a[n]) and a[n] or nil
+    local A = a[1]
+    if kw and n == 1 then A = kw.A end
+    local out = kw and kw.out
+    if T.is_tensor(A) and T.is_tensor(out) and A.h ~= nil and out.h ~= nil then
+      local base = storage_base(A)
+      if base and base == storage_base(out) then
+        error(("%s: out= shares memory with the input A: pass a new tensor as out= (libtorch "
+          .. "resizes out before it reads A, and crashes)"):format(display), 2)
+      end
+    end
+    generated = generated or dispatch.function_for("linalg_svdvals", display)
+    return generated(...)
+  end
+end
+M.linalg_svdvals = svdvals_guard("torch.linalg_svdvals")
+M.linalg = { svdvals = svdvals_guard("torch.linalg.svdvals") }   -- set into torch.linalg by init.lua
 
 return M

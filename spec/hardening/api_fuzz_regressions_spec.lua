@@ -179,4 +179,28 @@ describe("api_fuzz regressions", function()
       assert.are.same({ 3 }, torch.normal(torch.zeros(3), 1):size())
     end)
   end)
+
+  describe("torch.linalg.svdvals with out= the input (a libtorch crash, guarded)", function()
+    -- seed 20261202: linalg_svdvals(T3x4, {out = T3x4}) killed the fuzzer with SIGSEGV; PyTorch
+    -- 2.11 reads the same freed sizes (python3 -c 'import torch; a = torch.randn(3, 4);
+    -- torch.linalg.svdvals(a, out=a)' -> a garbage SymInt error or a segfault).
+    it("refuses an out= sharing A's memory, at the caller's line, in every spelling", function()
+      local a = torch.randn(3, 4)
+      local line = debug.getinfo(1, "l").currentline + 1
+      local ok, err = pcall(function() local r = torch.linalg.svdvals(a, { out = a }); return r end)
+      assert.is_false(ok)
+      assert.truthy(err:find(":" .. line .. ": torch.linalg.svdvals: out= shares memory with the input A", 1, true), err)
+      assert.has_error(function() torch.linalg_svdvals(a, { out = a }) end)
+      assert.has_error(function() torch.linalg_svdvals(a, { out = a:view(-1)[{ { 2, 5 } }] }) end)
+      assert.has_error(function() torch.linalg.svdvals({ A = a, out = a[1] }) end)
+    end)
+
+    it("still computes into a separate out=, and without one", function()
+      local a = torch.tensor({ { 3, 0 }, { 0, 4 } }, { dtype = torch.float64 })
+      local o = torch.empty(2, { dtype = torch.float64 })
+      assert.are.equal(o, torch.linalg.svdvals(a, { out = o }))
+      assert.are.same({ 4, 3 }, o:tolist())
+      assert.are.same({ 4, 3 }, torch.linalg_svdvals({ A = a }):tolist())
+    end)
+  end)
 end)
