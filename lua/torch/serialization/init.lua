@@ -83,9 +83,6 @@ local function save_pt(value, path)
   }
   local ok, data = pcall(pickle.dump, value, hooks)
   if not ok then error(data, 0) end
-  for _, e in ipairs(tensors) do
-    if not pickle.dtype_storages[e.t.dtype.name] then error("save: dtype " .. tostring(e.t.dtype) .. " is not supported in .pt", 0) end
-  end
   atomic(path, "save", function(tmp)
     check(C.lt_zip_writer_open(writer_out, tmp), "save")
     local w = ffi.gc(writer_out[0], C.lt_zip_writer_free)
@@ -134,7 +131,8 @@ local function read_pt(r, prefixed, map_location)
       if desc.numel > 0 then ffi.copy(s:data_ptr(), rec:data_ptr(), rec:numel()) end
       return s
     end,
-    tensor = function(s, offset, sizes, stride, requires_grad)
+    tensor = function(s, offset, sizes, stride, requires_grad, dtype)
+      if dtype then s = s:view(torch[dtype]) end   -- _rebuild_tensor_v3: bytes read as dtype
       local t = s:as_strided(sizes, stride, offset)
       if map_location then t = t:to(map_location) end
       if requires_grad and t.dtype.is_floating_point then t.requires_grad = true end

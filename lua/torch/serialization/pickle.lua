@@ -3,10 +3,13 @@
   the subset `torch.load(..., weights_only=True)` accepts, read and written in plain Lua.
 
   Reading never runs code: the only globals accepted are collections.OrderedDict,
-  torch._utils._rebuild_tensor_v2 / _rebuild_parameter and the typed storages
-  (torch.FloatStorage, ...); any other global is refused by name. Everything is bounds-checked
-  (lengths against the input, tensor extents against their storage, duplicate dict
-  keys, cycles), so a hostile file ends in a Lua error, never in a crash or a huge allocation.
+  torch._utils._rebuild_tensor_v2 / _rebuild_tensor_v3 / _rebuild_parameter, the typed storages
+  (torch.FloatStorage, ...), torch.storage.UntypedStorage and the dtypes (torch.uint16, ...)
+  that _rebuild_tensor_v3 names (PyTorch's form, over a byte storage, for the dtypes without a
+  typed storage class: uint16/32/64, float8, complex32); any other global is refused by name.
+  Everything is bounds-checked (lengths against the input, tensor extents against their storage,
+  duplicate dict keys, cycles), so a hostile file ends in a Lua error, never in a crash or a
+  huge allocation.
   Nesting has no limit, as in PyTorch's loader: reading and the cycle check are iterative, so
   depth costs memory in proportion to the file and no stack.
 
@@ -19,8 +22,9 @@
   None.
 
   load(bytes, hooks) -> value. hooks.storage(desc) turns a persistent id
-  {key=, dtype=, numel=, location=} into a storage; hooks.tensor(storage, offset, size, stride,
-  requires_grad) builds a tensor. Without hooks, tensors come back as descriptor tables
+  {key=, dtype=, numel=, location=} into a storage (an UntypedStorage is dtype "uint8", numel its
+  bytes); hooks.tensor(storage, offset, size, stride, requires_grad, dtype) builds a tensor,
+  dtype (a name) given only by _rebuild_tensor_v3, whose storage is then bytes to view as dtype. Without hooks, tensors come back as descriptor tables
   ({__tensor = true, storage = desc, ...}), which is what the fuzz harness and inspect use.
 
   dump(value, hooks) -> bytes (protocol 2). hooks.is_tensor(v) says what is a tensor and
@@ -46,13 +50,19 @@ M.storage_dtypes = {
 }
 M.dtype_storages = {}
 for k, v in pairs(M.storage_dtypes) do M.dtype_storages[v] = k end
+-- the dtypes _rebuild_tensor_v3 may name (torch.<name>), with their item sizes
+local V3_DTYPES = {}
+for _, d in pairs(require("torch.dtype").by_name) do V3_DTYPES[d.name] = d.itemsize end
 
 local allowed = {
   ["collections.OrderedDict"] = true,
   ["torch._utils._rebuild_tensor_v2"] = true,
+  ["torch._utils._rebuild_tensor_v3"] = true,
   ["torch._utils._rebuild_parameter"] = true,
+  ["torch.storage.UntypedStorage"] = true,
 }
 for k in pairs(M.storage_dtypes) do allowed["torch." .. k] = true end
+for k in pairs(V3_DTYPES) do allowed["torch." .. k] = true end
 
 local dbl = ffi.new("union { double d; uint8_t b[8]; int64_t i; }")
 
@@ -153,10 +163,24 @@ local function int_list(v, what, pos)
   return v
 end
 
-function Reader:rebuild_tensor(a)
+-- _rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks) and
+-- _rebuild_tensor_v3(..., hooks, dtype[, metadata]): v3's storage is untyped (bytes), read as dtype.
+function Reader:rebuild_tensor(a, v3)
   local pos = self.pos
   local storage, offset = a[1], a[2]
-  if type(storage) ~= "table" or self.kind[storage] ~= "storage" then fail("_rebuild_tensor_v2 expects a storage", pos) end
+  local fname = v3 and "_rebuild_tensor_v3" or "_rebuild_tensor_v2"
+  if type(storage) ~= "table" or self.kind[storage] ~= "storage" then fail(fname .. " expects a storage", pos) end
+  local dtype, numel_of_storage = nil, storage.desc.numel
+  if v3 then
+    local g = a[7]
+    dtype = type(g) == "table" and self.kind[g] == "global" and g.name:match("^torch%.([%w_]+)$")
+    if not dtype or not V3_DTYPES[dtype] then fail("_rebuild_tensor_v3 expects a dtype as its 7th argument", pos) end
+    if storage.desc.dtype ~= "uint8" then fail("_rebuild_tensor_v3 expects an UntypedStorage", pos) end
+    if numel_of_storage % V3_DTYPES[dtype] ~= 0 then
+      fail(("a storage of %d bytes is not a whole number of %s elements"):format(numel_of_storage, dtype), pos)
+    end
+    numel_of_storage = numel_of_storage / V3_DTYPES[dtype]
+  end
   if type(offset) ~= "number" or offset ~= floor(offset) or offset < 0 then fail("bad storage offset", pos) end
   local size, stride = int_list(a[3], "size", pos), int_list(a[4], "stride", pos)
   if #size ~= #stride then fail("size and stride differ in length", pos) end
@@ -166,13 +190,14 @@ function Reader:rebuild_tensor(a)
     if numel >= SAFE_INT then fail("tensor too large", pos) end
     if size[i] > 0 then extent = extent + (size[i] - 1) * stride[i] end
   end
-  if numel > 0 and offset + extent + 1 > storage.desc.numel then
+  if numel > 0 and offset + extent + 1 > numel_of_storage then
     fail(("tensor of size (%s) at offset %d runs past its storage of %d elements"):format(
-      table.concat(size, ", "), offset, storage.desc.numel), pos)
+      table.concat(size, ", "), offset, numel_of_storage), pos)
   end
   local rg = a[5] == true
-  if self.hooks.tensor then return self.hooks.tensor(storage.value, offset, size, stride, rg) end
-  return { __tensor = true, storage = storage.desc, offset = offset, size = size, stride = stride, requires_grad = rg }
+  if self.hooks.tensor then return self.hooks.tensor(storage.value, offset, size, stride, rg, dtype) end
+  return { __tensor = true, storage = storage.desc, offset = offset, size = size, stride = stride, requires_grad = rg,
+    dtype = dtype }
 end
 
 function Reader:reduce(fn, a)
@@ -185,6 +210,8 @@ function Reader:reduce(fn, a)
     return self:new_container("dict")
   elseif name == "torch._utils._rebuild_tensor_v2" then
     return self:rebuild_tensor(a)
+  elseif name == "torch._utils._rebuild_tensor_v3" then
+    return self:rebuild_tensor(a, true)
   elseif name == "torch._utils._rebuild_parameter" then
     local t = a[1]
     if t == nil or type(t) ~= "table" and type(t) ~= "cdata" and type(t) ~= "userdata" then fail("bad parameter", pos) end
@@ -198,7 +225,7 @@ function Reader:persistent(pid)
   if type(pid) ~= "table" or self.kind[pid] ~= "tuple" or pid[1] ~= "storage" then fail("unsupported persistent id", pos) end
   local cls, key, location, numel = pid[2], pid[3], pid[4], pid[5]
   if type(cls) ~= "table" or self.kind[cls] ~= "global" then fail("storage type is not a storage class", pos) end
-  local dtype = M.storage_dtypes[cls.name:match("^torch%.(.*)$") or ""]
+  local dtype = cls.name == "torch.storage.UntypedStorage" and "uint8" or M.storage_dtypes[cls.name:match("^torch%.(.*)$") or ""]
   if not dtype then fail(cls.name .. " is not a storage type", pos) end
   if type(key) ~= "string" or not key:match("^[%w_]+$") or #key > 64 then fail("bad storage key", pos) end
   if type(location) ~= "string" then fail("bad storage location", pos) end
@@ -407,17 +434,21 @@ local function w_value(out, v, hooks, path, active, memo)
   elseif tv == "string" then w_str(out, v)
   elseif hooks.is_tensor(v) then
     local d = hooks.tensor(v)
-    out[#out + 1] = "ctorch._utils\n_rebuild_tensor_v2\n(("
+    local typed = M.dtype_storages[d.dtype]   -- else v3 over bytes, as PyTorch writes it
+    if not typed and not V3_DTYPES[d.dtype] then error("save: dtype " .. tostring(d.dtype) .. " has no .pt form", 0) end
+    out[#out + 1] = typed and "ctorch._utils\n_rebuild_tensor_v2\n((" or "ctorch._utils\n_rebuild_tensor_v3\n(("
     w_str(out, "storage")
-    out[#out + 1] = "ctorch\n" .. M.dtype_storages[d.dtype] .. "\n"
+    out[#out + 1] = typed and ("ctorch\n" .. typed .. "\n") or "ctorch.storage\nUntypedStorage\n"
     w_str(out, d.key)
     w_str(out, "cpu")
-    w_num(out, d.numel)
+    w_num(out, typed and d.numel or d.numel * V3_DTYPES[d.dtype])
     out[#out + 1] = "tQ"
     w_num(out, d.offset or 0)
     w_tuple(out, d.size)
     w_tuple(out, d.stride)
-    out[#out + 1] = "\137ccollections\nOrderedDict\n)RtR"
+    out[#out + 1] = "\137ccollections\nOrderedDict\n)R"
+    if not typed then out[#out + 1] = "ctorch\n" .. d.dtype .. "\n" end
+    out[#out + 1] = "tR"
   elseif tv == "table" then
     if active[v] then error(("save: %s refers to itself"):format(path), 0) end
     if getmetatable(v) ~= nil and rawget(v, "uninitialized") == true then   -- torch.nn.lazy's placeholder

@@ -33,9 +33,12 @@ M.dtypes = {
   F64 = { "float64", 8 }, F32 = { "float32", 4 }, F16 = { "float16", 2 }, BF16 = { "bfloat16", 2 },
   I64 = { "int64", 8 }, I32 = { "int32", 4 }, I16 = { "int16", 2 }, I8 = { "int8", 1 },
   U8 = { "uint8", 1 }, BOOL = { "bool", 1 }, C64 = { "complex64", 8 },
+  U16 = { "uint16", 2 }, U32 = { "uint32", 4 }, U64 = { "uint64", 8 },
+  F8_E4M3 = { "float8_e4m3fn", 1 }, F8_E5M2 = { "float8_e5m2", 1 },
+  F8_E4M3FNUZ = { "float8_e4m3fnuz", 1 }, F8_E5M2FNUZ = { "float8_e5m2fnuz", 1 },
 }
--- The format's other codes (F8_*, U16/U32/U64, ...) name dtypes ltorch does not have: such a
--- tensor is refused by name.
+-- The codes safetensors' torch binding maps (safetensors.torch._TYPES). The format's other
+-- codes (F8_E8M0, F4, F6_*) name dtypes that binding does not load either: refused by name.
 M.codes = {}
 for code, d in pairs(M.dtypes) do M.codes[d[1]] = code end
 
