@@ -18,10 +18,12 @@
                            in order: a tuple and a Lua multiple return flatten alike
     compare(want, got, tol_scale, meta)  nil when got matches PyTorch's leaf `want` (only its dtype
                            and shape when meta), else what differs
+  uint64 values travel as decimal strings and compare exactly.
   Tolerances are torch.testing's defaults for the dtype (float32: rtol 1.3e-6, atol 1e-5;
   float64: 1e-7, 1e-7; half: 1e-3, 1e-5; bfloat16: 1.6e-2, 1e-5), times tol_scale.
   Use: local codec = require "spec.replay.codec"
 ]]
+local ffi = require "ffi"
 local torch = require "torch"
 local cjson = require "cjson"
 
@@ -65,7 +67,16 @@ local function decode_tensor(d)
     if t.dtype ~= dtype then t = t:to(dtype) end
   elseif #d.v == 0 then
     t = torch.empty(shape, { dtype = dtype })
-  elseif d.T == "float16" or d.T == "bfloat16" then
+  elseif d.T == "uint64" then   -- decimal strings (exact), written into the tensor's memory
+    t = torch.empty(#d.v, { dtype = dtype })
+    local p = ffi.cast("uint64_t*", t:data_ptr())
+    for i, s in ipairs(d.v) do
+      local v = 0ULL
+      for c in s:gmatch("%d") do v = v * 10 + (c:byte() - 48) end
+      p[i - 1] = v
+    end
+    t = t:reshape(shape)
+  elseif dtype.is_floating_point and dtype.itemsize <= 2 then   -- half, bfloat16, float8: exact from float64
     t = torch.tensor(d.v, { dtype = torch.float64 }):to(dtype):reshape(shape)
   else
     t = torch.tensor(d.v, { dtype = dtype }):reshape(shape)
@@ -165,8 +176,13 @@ local function values_of(t)
   -- clone: a storage-less zero tensor (sgn's gradient on a real input) gets its zeros, as in PyTorch
   t = t:detach():clone():contiguous()
   if t.dtype.is_complex then t = torch.view_as_real(t:resolve_conj()):contiguous() end
-  if t.dtype.name == "float16" or t.dtype.name == "bfloat16" then t = t:double() end
+  if t.dtype.is_floating_point and t.dtype.itemsize <= 2 then t = t:double() end   -- half, bfloat16, float8
   if t:numel() == 0 then return {} end
+  if t.dtype.name == "uint64" then   -- exact, as the generator writes them: decimal strings
+    local p, list = ffi.cast("uint64_t*", t:data_ptr()), {}
+    for i = 1, t:numel() do list[i] = (tostring(p[i - 1]):gsub("ULL$", "")) end
+    return list
+  end
   return t:reshape(-1):tolist()
 end
 

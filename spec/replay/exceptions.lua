@@ -14,8 +14,6 @@
 ]]
 return {
   ops = {
-    ["chalf"] = { raises = "complex32 (chalf) is not an ltorch dtype: reading the result's dtype raises" },
-    ["hash_tensor"] = { raises = "its result is uint64, not an ltorch dtype: reading the result's dtype raises" },
   },
   modules = {
   },

@@ -7,7 +7,8 @@
 # What: load_testing() imports the databases (with a stand-in for `expecttest`, a test-only
 # dependency the wheel does not install); enc(x) encodes a Python value as JSON:
 #   tensor          {"T": dtype, "s": shape, "v": flat values, "rg": requires_grad}
-#                   (complex through view_as_real, "c": true; bfloat16/half as floats); a
+#                   (complex through view_as_real, "c": true; half, bfloat16 and float8 as
+#                   floats; uint64 as decimal strings, exact); a
 #                   non-contiguous one as its storage's b values + "st" strides, "off" offset
 #   None            null            dtype    {"dtype": name}     device  "cpu"
 #   memory format   {"mf": name}    layout   {"layout": name}    Size    list
@@ -89,9 +90,11 @@ def enc_tensor(t, views=False, sid=None):
     if t.is_complex():
         t = torch.view_as_real(t.resolve_conj())
         d["c"] = True
-    elif t.dtype in (torch.bfloat16, torch.float16):
+    elif t.dtype.is_floating_point and t.dtype.itemsize <= 2:   # half, bfloat16, float8
         t = t.double()
     d["v"] = t.reshape(-1).tolist()
+    if t.dtype == torch.uint64:   # exact as decimal strings: JSON readers make numbers doubles
+        d["v"] = [str(v) for v in d["v"]]
     return d
 
 
