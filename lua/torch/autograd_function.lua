@@ -179,6 +179,7 @@ function M.backward(tensors, grads, retain, create, what)
   end
   run(what or "backward", 2, nil, 0, C.lt_autograd_backward_start, ts, n, gs,
     retain == nil and -1 or (retain and 1 or 0), create and 1 or 0)
+  memory.after_backward()   -- the next forward's growth is measured from here (torch._memory)
 end
 
 --[[ torch.autograd.grad through a job: arrays of handles in, a Lua array of results out. ]]

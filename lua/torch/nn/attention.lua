@@ -36,6 +36,7 @@ local init = require "torch.nn.initializers"
 local F = require "torch.nn.functional"
 local U = require "torch.nn._layer_util"
 local mha = require "torch.nn.functional_mha"
+local release = require "torch.nn._release"
 
 local Module, Parameter = module.Module, module.Parameter
 local A = require "torch.nn._fargs"
@@ -171,6 +172,12 @@ end
      average_attn_weights = true, is_causal = false) -> attn_output, attn_weights (nil when
      need_weights = false); the options positionally (PyTorch's order) or in a trailing table. ]]
 function MultiheadAttention:forward(query, key, value, ...)
+  -- the projections, head views and masks made here are private: released on return when the
+  -- module keeps nothing (torch.nn._release), not at the next Lua collection
+  return release.privately(self, self._forward_body, self, query, key, value, ...)
+end
+
+function MultiheadAttention:_forward_body(query, key, value, ...)
   local opts = U.args(self:_name(), FORWARD_ARGS, ...)
   local batched = self:_check(query, key, value, opts)
   local who = self:_name()

@@ -30,6 +30,7 @@ local Module = require("torch.nn.module").Module
 local is_module = require("torch.nn.module").is_module
 local Parameter, is_parameter = require("torch.nn.module").Parameter, require("torch.nn.module").is_parameter
 local P = require "torch._pysig"
+local release = require "torch.nn._release"
 
 local M = {}
 
@@ -62,21 +63,29 @@ function Sequential:__init(...)
   end
 end
 
--- Extra arguments go to the first module only; each later module gets its predecessor's output.
+--[[ Extra arguments go to the first module only; each later module gets its predecessor's output.
+     An intermediate output is released as soon as the next module has returned (x:free(): the
+     handle lets go of its tensor at once, as C++'s `x = layer(x)` does; what autograd saved
+     stays alive through autograd's own reference), where nothing but Sequential can hold it:
+     producer and consumer keep no tensor (release.lua's rule: the library's own modules, no
+     hooks, all the way down), it is none of Sequential's arguments, and the consumer returned
+     a new tensor. Otherwise a conv's output, which ReLU does not save, lived until the next Lua
+     collection (docs/PERFORMANCE.md, peak live bytes). ]]
 function Sequential:forward(...)
   local names, values = self._modules.names, self._modules.values
   if #names == 0 then return ... end
-  local x, first = nil, true
+  local x, first, producer = nil, true, nil
   for _, name in ipairs(names) do
     local m = values[name]
     if m then
       local ok, out
       if first then ok, out = pcall(m, ...) else ok, out = pcall(m, x) end
-      first = false
       if not ok then
         error(("in module %s (%s) of Sequential: %s"):format(name, m._class.__name, tostring(out)), 2)
       end
-      x = out
+      if not first and release.intermediate(x, out, producer, m, ...) then x:free() end
+      first = false
+      x, producer = out, m
     end
   end
   return x

@@ -45,6 +45,7 @@ local Dropout = require("torch.nn.dropout").Dropout
 local ModuleList = require("torch.nn.containers").ModuleList
 local U = require "torch.nn._layer_util"
 local TU = require "torch.nn._transformer_util"
+local release = require "torch.nn._release"
 
 local Module, is_module = module.Module, module.is_module
 local A = require "torch.nn._fargs"
@@ -111,6 +112,12 @@ function TransformerEncoderLayer:forward(src, ...)
   local mask, kpm = TU.canonical_masks(label, src, a.src_mask, a.src_key_padding_mask, "src_mask",
     "src_key_padding_mask")
   local causal = a.is_causal == true
+  -- every tensor made below is private to this call when the layer keeps nothing
+  -- (torch.nn._release): all but the result are released on return, as C++ frees them
+  return release.privately(self, self._forward_body, self, src, mask, kpm, causal)
+end
+
+function TransformerEncoderLayer:_forward_body(src, mask, kpm, causal)
   local x = src
   if self.norm_first then
     x = x + self:_sa_block(self.norm1(x), mask, kpm, causal)
@@ -163,11 +170,17 @@ function TransformerEncoder:forward(src, ...)
   local mask, kpm = TU.canonical_masks(label, src, a.mask, a.src_key_padding_mask, "mask", "src_key_padding_mask")
   local batch_first = first and first.self_attn and first.self_attn.batch_first
   local causal = TU.detect_is_causal_mask(mask, a.is_causal, TU.seq_len(src, batch_first))
-  local out = src
+  local out, previous = src, nil
   for _, layer in ipairs(self.layers:list()) do
-    out = layer(out, { src_mask = mask, src_key_padding_mask = kpm, is_causal = causal })
+    local y = layer(out, { src_mask = mask, src_key_padding_mask = kpm, is_causal = causal })
+    if previous and release.intermediate(out, y, previous, layer, src, mask, kpm) then out:free() end
+    out, previous = y, layer
   end
-  if self.norm ~= nil then out = self.norm(out) end
+  if self.norm ~= nil then
+    local y = self.norm(out)
+    if previous and release.intermediate(out, y, previous, self.norm, src, mask, kpm) then out:free() end
+    out = y
+  end
   return out
 end
 
