@@ -118,6 +118,12 @@ local EXCLUDE = {
 --     sizes (found: seed 20261202, linalg_svdvals(T3x4, {out=T3x4})). PyTorch 2.11 too:
 --     python3 -c 'import torch; a = torch.randn(3, 4); torch.linalg.svdvals(a, out=a)' -> a
 --     garbage SymInt error or a segfault. Guard: torch._crash_guards.
+--   linalg_eigvalsh: the same with a batched input: out= sharing it is resized to (..., n), then
+--     copied from as (..., n, n) matrices, past the end of a heap block (found: seed 20261202,
+--     linalg_eigvalsh(T2x3x5x5, "L", {out=T2x3x5x5}) with --canaries; the process died ~300 calls
+--     later). PyTorch 2.11 too: python3 -c 'import torch; a = torch.randn(2, 3, 5, 5);
+--     torch.linalg.eigvalsh(a, out=a)' -> a segfault or glibc's "double free or corruption".
+--     Guard: torch._crash_guards.
 -- Whole families, by pattern: libtorch kernels that trust their callers (autograd's backward
 -- kernels, quantized/fbgemm/mkldnn/cudnn internals) and segfault on fuzzed arguments in 1.13.
 -- PyTorch's Python API does not expose them as torch.X either (torch.ops.aten only).

@@ -25,6 +25,14 @@
         python3 -c 'import torch; a = torch.randn(3, 4); torch.linalg.svdvals(a, out=a)'
                                   -> a garbage SymInt error, or a segfault
       The guard refuses an out= whose storage is A's.
+
+    linalg_eigvalsh(A, UPLO="L", {out=}) (torch.linalg.eigvalsh too): the same order, with A
+      batched: out= sharing A's memory is resized to the eigenvalues' shape (..., n), and the
+      kernel then copies A, now of that shape, as (..., n, n) matrices, out of bounds on the heap
+      (found by tools/api_fuzz.lua, seed 20261202, with its --canaries check):
+        python3 -c 'import torch; a = torch.randn(2, 3, 5, 5); torch.linalg.eigvalsh(a, out=a)'
+                                  -> Segmentation fault, or glibc's "double free or corruption"
+      (an unbatched A becomes 1-D and raises). The guard refuses an out= whose storage is A's.
 ]]
 local ffi = require "ffi"
 local args = require "torch._args"
@@ -79,14 +87,16 @@ local function storage_base(t)
   return ok and p ~= 0 and p or nil
 end
 
-local function svdvals_guard(display)
+-- op(A, ..., {out=}) refusing an out= that shares A's memory: the kernels of linalg_svdvals and
+-- linalg_eigvalsh resize out before they read A. key: A's keyword in the op's schema.
+local function out_apart_guard(op, display, key)
   local generated
   return function(...)
     local a, n = args.pack(...)
     while n > 0 and a[n] == nil do n = n - 1 end
     local kw = n > 0 and args.is_options(a[n]) and a[n] or nil
     local A = a[1]
-    if kw and n == 1 then A = kw.A end
+    if kw and n == 1 then A = kw[key] end
     local out = kw and kw.out
     if T.is_tensor(A) and T.is_tensor(out) and A.h ~= nil and out.h ~= nil then
       local base = storage_base(A)
@@ -95,11 +105,15 @@ local function svdvals_guard(display)
           .. "resizes out before it reads A, and crashes)"):format(display), 2)
       end
     end
-    generated = generated or dispatch.function_for("linalg_svdvals", display)
+    generated = generated or dispatch.function_for(op, display)
     return generated(...)
   end
 end
-M.linalg_svdvals = svdvals_guard("torch.linalg_svdvals")
-M.linalg = { svdvals = svdvals_guard("torch.linalg.svdvals") }   -- set into torch.linalg by init.lua
+M.linalg_svdvals = out_apart_guard("linalg_svdvals", "torch.linalg_svdvals", "A")
+M.linalg_eigvalsh = out_apart_guard("linalg_eigvalsh", "torch.linalg_eigvalsh", "self")
+M.linalg = {   -- set into torch.linalg by init.lua
+  svdvals = out_apart_guard("linalg_svdvals", "torch.linalg.svdvals", "A"),
+  eigvalsh = out_apart_guard("linalg_eigvalsh", "torch.linalg.eigvalsh", "self"),
+}
 
 return M

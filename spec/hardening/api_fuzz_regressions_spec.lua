@@ -203,4 +203,30 @@ describe("api_fuzz regressions", function()
       assert.are.same({ 4, 3 }, torch.linalg_svdvals({ A = a }):tolist())
     end)
   end)
+
+  describe("torch.linalg.eigvalsh with out= the input (a libtorch heap overflow, guarded)", function()
+    -- seed 20261202: linalg_eigvalsh(T2x3x5x5, "L", {out = T2x3x5x5}) wrote past the end of a
+    -- heap block (found with --canaries), and the fuzzer died with SIGSEGV ~300 calls later;
+    -- PyTorch 2.11 corrupts its heap on the same call (python3 -c 'import torch; a =
+    -- torch.randn(2, 3, 5, 5); torch.linalg.eigvalsh(a, out=a)' -> a segfault or glibc's abort).
+    it("refuses an out= sharing A's memory, at the caller's line, in every spelling", function()
+      local a = torch.randn(2, 3, 5, 5)
+      local line = debug.getinfo(1, "l").currentline + 1
+      local ok, err = pcall(function() local r = torch.linalg.eigvalsh(a, { out = a }); return r end)
+      assert.is_false(ok)
+      assert.truthy(err:find(":" .. line .. ": torch.linalg.eigvalsh: out= shares memory with the input A", 1, true), err)
+      assert.has_error(function() torch.linalg_eigvalsh(a, "L", { out = a }) end)
+      assert.has_error(function() torch.linalg_eigvalsh(a, "U", { out = a:view(-1)[{ { 2, 31 } }] }) end)
+      assert.has_error(function() torch.linalg.eigvalsh({ self = a, out = a[1] }) end)
+      assert.are.same({ 2, 3, 5, 5 }, a:size())
+    end)
+
+    it("still computes into a separate out=, and without one", function()
+      local a = torch.tensor({ { { 2, 0 }, { 0, 1 } } }, { dtype = torch.float64 })
+      local o = torch.empty(1, 2, { dtype = torch.float64 })
+      assert.are.equal(o, torch.linalg.eigvalsh(a, { out = o }))
+      assert.are.same({ { 1, 2 } }, o:tolist())
+      assert.are.same({ { 1, 2 } }, torch.linalg_eigvalsh({ self = a, UPLO = "U" }):tolist())
+    end)
+  end)
 end)
