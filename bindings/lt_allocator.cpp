@@ -2,7 +2,8 @@
  * lt_allocator.cpp — the CPU memory behind tensors: the counting allocator ltorch installs in
  * place of libtorch's default one (lt_memory()'s live/peak bytes and allocation count), the
  * fault injection the hardening specs use, and the release queue for wrapped foreign memory
- * (lt_from_blob's release ids, drained by lt_drain_released_blobs()).
+ * (lt_from_blob's release ids, drained by lt_drain_released_blobs()), and a canary mode that
+ * catches kernels writing past a tensor's memory (lt_debug_canaries, tools/api_fuzz.lua --canaries).
  *
  * The allocator wraps libtorch's default CPU allocator and keeps a 64-byte header in front of
  * each block (size + the inner allocation's context and deleter), so live bytes are exact
@@ -30,9 +31,12 @@
 #include <malloc.h>
 #endif
 
+#include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -52,11 +56,73 @@ struct BlockHeader {
   c10::DeleterFnPtr inner_deleter;
   uint32_t small_class;
   uint32_t profiled;  // reported to the profiler at allocation: report its release too
+  char unused[kHeaderBytes - 48];
+  uint64_t canary;    // canary mode: kCanaryMagic, right before the data (see Canaries below)
 };
-static_assert(sizeof(BlockHeader) <= kHeaderBytes, "allocation header must fit its slot");
+static_assert(sizeof(BlockHeader) == kHeaderBytes, "allocation header must fill its slot");
+
+/* Canaries (a debug mode, off unless lt_debug_canaries(1) is called): each block allocated while
+ * it is on gets kCanaryBytes of a known pattern after its data and kCanaryMagic as the last word
+ * of its header, just before its data, and is recorded with its size in a side table (the
+ * header itself may be what got damaged). lt_debug_check_canaries() checks every recorded live
+ * block, and the release of a recorded block checks it first (the first damage found is kept for
+ * the next check): a kernel writing past either end of a tensor's memory is caught at the next
+ * check. tools/api_fuzz.lua --canaries checks after every call. Off, it costs a flag load in
+ * allocate and, once canaries were ever on, a table look-up in each release. */
+constexpr uint64_t kCanaryMagic = 0x5ca1ab1ec0ffee11ULL;
+constexpr size_t kCanaryBytes = 128;
+constexpr unsigned char kCanaryFill = 0xcb;
+bool g_canaries = false;     // guard the blocks allocated from now on
+bool g_ever_guarded = false;  // some block was guarded: releases consult the table
+std::mutex &guarded_mutex() {
+  static auto *m = new std::mutex();
+  return *m;
+}
+std::unordered_map<const BlockHeader *, size_t> &guarded_blocks() {  // header -> data bytes
+  static auto *t = new std::unordered_map<const BlockHeader *, size_t>();
+  return *t;
+}
+int64_t g_damage[2] = {-1, 0};  // the first damage found: the block's data bytes, the byte's offset
+
+/* Records the offset from the data of a block of `size` bytes of its first damaged canary byte
+ * (-8: the magic before the data) in g_damage unless one is recorded already; false if intact. */
+bool note_damage(const BlockHeader *header, size_t size) {
+  int64_t at = INT64_MIN;
+  if (header->canary != kCanaryMagic) {
+    at = -8;
+  } else {
+    const unsigned char *end = reinterpret_cast<const unsigned char *>(header) + kHeaderBytes + size;
+    for (size_t i = 0; i < kCanaryBytes && at == INT64_MIN; i++)
+      if (end[i] != kCanaryFill) at = static_cast<int64_t>(size + i);
+  }
+  if (at == INT64_MIN) return false;
+  if (g_damage[0] < 0) {
+    g_damage[0] = static_cast<int64_t>(size);
+    g_damage[1] = at;
+  }
+  return true;
+}
+
+void guard_block(BlockHeader *header, size_t size) {
+  std::memset(reinterpret_cast<char *>(header) + kHeaderBytes + size, kCanaryFill, kCanaryBytes);
+  header->canary = kCanaryMagic;
+  std::lock_guard<std::mutex> lock(guarded_mutex());
+  guarded_blocks()[header] = size;
+  __atomic_store_n(&g_ever_guarded, true, __ATOMIC_RELAXED);
+}
+
+void unguard_block(const BlockHeader *header) {
+  std::lock_guard<std::mutex> lock(guarded_mutex());
+  auto &table = guarded_blocks();
+  auto it = table.find(header);
+  if (it == table.end()) return;
+  note_damage(header, it->second);
+  table.erase(it);
+}
 
 void release_block(void *data) {
   auto *header = reinterpret_cast<BlockHeader *>(static_cast<char *>(data) - kHeaderBytes);
+  if (__atomic_load_n(&g_ever_guarded, __ATOMIC_RELAXED)) unguard_block(header);
   int64_t live = __atomic_sub_fetch(&g_memory.live_bytes, static_cast<int64_t>(header->size), __ATOMIC_RELAXED);
   // torch.profiler(profile_memory=True): as libtorch's default CPU allocator, a block allocated
   // while memory profiling was on reports its release while it is on.
@@ -110,6 +176,8 @@ struct CountingAllocator final : c10::Allocator {
   c10::DataPtr allocate(size_t n) const override {
 #endif
     check_fault_injection(n);
+    const size_t guarded = __atomic_load_n(&g_canaries, __ATOMIC_RELAXED) ? n : SIZE_MAX;
+    if (guarded != SIZE_MAX) n += kCanaryBytes;  // the block is sized with its canary, reported without
     const bool profiling = n > 0 && c10::memoryProfilingEnabled();  // torch.profiler(profile_memory=True)
     BlockHeader *header;
     if (n + kHeaderBytes <= lt::kSmallBlockBytes && lt::block_caches_enabled()) {
@@ -145,6 +213,10 @@ struct CountingAllocator final : c10::Allocator {
       header->small_class = 0;
       header->inner_deleter = block.get_deleter();
       header->inner_context = block.release_context();
+    }
+    if (guarded != SIZE_MAX) {
+      n = guarded;
+      guard_block(header, n);
     }
     header->size = n;
     int64_t live = __atomic_add_fetch(&g_memory.live_bytes, static_cast<int64_t>(n), __ATOMIC_RELAXED);
@@ -308,6 +380,25 @@ int lt_heap_trim(void) {
 void lt_debug_alloc_limit(int64_t max_live_bytes, int64_t fail_after_allocs) {
   __atomic_store_n(&g_alloc_limit_bytes, max_live_bytes, __ATOMIC_RELAXED);
   __atomic_store_n(&g_alloc_fail_after, fail_after_allocs, __ATOMIC_RELAXED);
+}
+
+/* Canary mode (see Canaries above): on != 0 guards the blocks allocated from now on. */
+void lt_debug_canaries(int on) { __atomic_store_n(&g_canaries, on != 0, __ATOMIC_RELAXED); }
+
+/* Checks every live guarded block, and those released since the last check. Returns 0 when all
+ * canaries are intact; else 1 with info[0] = the first damaged block's data bytes and info[1] =
+ * the offset from its data of its first damaged byte (-8: the magic before the data), and
+ * forgets that damage (a block still live and damaged is found again by the next check). */
+int lt_debug_check_canaries(int64_t *info) {
+  std::lock_guard<std::mutex> lock(guarded_mutex());
+  if (g_damage[0] < 0)
+    for (const auto &block : guarded_blocks())
+      if (note_damage(block.first, block.second)) break;
+  if (g_damage[0] < 0) return 0;
+  info[0] = g_damage[0];
+  info[1] = g_damage[1];
+  g_damage[0] = -1;
+  return 1;
 }
 
 /* Device memory as libtorch's allocators hold it: the allocated bytes (current) summed over every

@@ -21,15 +21,21 @@
   chunks) ends the process with SIGALRM; the parent reports it as a failure with the call and
   its arguments from the progress file.
 
+  Canaries (--canaries): the bindings' allocator puts canary bytes around every CPU tensor's
+  memory (bindings/lt_allocator.cpp, lt_debug_canaries), and they are checked after every call:
+  a write out of bounds ends the run with status 3 and a line naming the call that made it, not
+  a crash thousands of calls later (spec/hardening/canaries_spec.lua).
+
   Memory: the bindings' counting allocator is capped (lt_debug_alloc_limit, 64 MiB live CPU
   tensor bytes by default), so a huge size becomes an "out of memory" error instead of an
   allocation; results with more than 100k elements are dropped, never fed back.
 
   Use: build/ltorch tools/api_fuzz.lua [--seconds 60] [--calls N] [--seed 1] [--private] [--nn] [--only NAME]
                                         [--call-limit 60] [--progress FILE] [--trace FILE] [--skip-file FILE] [--verbose] [--limit-mb 64]
+                                        [--canaries]
   Output ends with
        api_fuzz: N calls (N names) in S s, seed N: N distinct errors, N internal, N ok
-  Exit status 0 unless an internal error was found and --strict was given.
+  Exit status 0 unless an internal error was found and --strict was given (3: --canaries found damage).
 ]]
 local ffi = require "ffi"
 local torch = require "torch"
@@ -38,6 +44,7 @@ local dispatch = require "torch._dispatch"
 local schema = require "torch._schema"
 
 pcall(ffi.cdef, "void lt_debug_alloc_limit(int64_t max_live_bytes, int64_t fail_after_allocs);")
+pcall(ffi.cdef, "void lt_debug_canaries(int on); int lt_debug_check_canaries(int64_t *info);")
 
 ---------------------------------------------------------------- options
 local opt = { seconds = 60, seed = os.time(), limit_mb = 64, call_limit = 60 }
@@ -59,12 +66,14 @@ do
     elseif k == "--nn" then opt.nn = true
     elseif k == "--verbose" then opt.verbose = true
     elseif k == "--strict" then opt.strict = true
+    elseif k == "--canaries" then opt.canaries = true
     else io.stderr:write("api_fuzz: unknown option " .. tostring(k) .. "\n"); os.exit(2) end
     i = i + 1
   end
 end
 
 ffi.C.lt_debug_alloc_limit(opt.limit_mb * 1024 * 1024, -1)
+if opt.canaries then ffi.C.lt_debug_canaries(1) end
 torch.set_num_threads(1)  -- deterministic and friendly to a 2-core CI box
 
 ---------------------------------------------------------------- exclusions
@@ -507,6 +516,16 @@ local function keep_result(v)
   end
 end
 
+-- --canaries: a write past either end of a CPU tensor's memory, caught after the call that made it
+local canary_info = ffi.new("int64_t[2]")
+local function check_canaries(tgt, a, n)
+  if ffi.C.lt_debug_check_canaries(canary_info) == 0 then return end
+  io.stdout:write(("api_fuzz: memory written out of bounds (a block of %d bytes, at offset %d) by call %d: %s %s(%s)\n")
+    :format(tonumber(canary_info[0]), tonumber(canary_info[1]), counts.calls, tgt.kind, tgt.name, describe_args(a, n)))
+  io.stdout:flush()
+  os.exit(3)
+end
+
 local default_dtype = torch.get_default_dtype()
 ffi.cdef[[
   struct lt_fuzz_timespec { long tv_sec; long tv_nsec; };
@@ -584,6 +603,7 @@ while true do
     alarm(call_limit)   -- the watchdog: SIGALRM ends the process, the progress file names the call
     local ok, r1, r2 = pcall(tgt.fn, unpack(a, 1, n))
     alarm(0)
+    if opt.canaries then check_canaries(tgt, a, n) end
     local dt = now() - c0
     if dt > 0.25 then slow[#slow + 1] = { dt, ("%s %s(%s)"):format(tgt.kind, tgt.name, describe_args(a, n)) } end
     if ok then
