@@ -1,7 +1,8 @@
 --[[
   spec/gpu/cuda_graphs_spec.lua — CUDA graphs from Lua on a GPU (lua/torch/_cuda_graphs.lua,
   bindings/lt_cuda_graph.cpp): a whole training step of a small MLP (forward, backward, SGD step)
-  captured once with torch.cuda.graph and replayed matches the same steps run eagerly, and
+  captured once with torch.cuda.graph and replayed matches the same steps run eagerly (SGD, and
+  AdamW with capturable = true), and
   torch.cuda.make_graphed_callables gives a module whose forward and backward replay graphs with
   the eager module's outputs and gradients.
 
@@ -31,44 +32,53 @@ local function sgd_step(model, opt, x, y)
   return loss
 end
 
+-- 8 eager steps against 3 warm-up steps, one captured step and 5 replays; make_opt(params)
+local function captured_matches_eager(make_opt)
+  local model_e, x, y = setup_model(0)
+  local opt_e = make_opt(model_e:parameters())
+  for _ = 1, 8 do opt_e:zero_grad({ set_to_none = false }); sgd_step(model_e, opt_e, x, y) end
+
+  local model, sx, sy = setup_model(0)
+  local opt = make_opt(model:parameters())
+  -- warm up on a side stream (3 steps), as PyTorch's docs do, then capture one step
+  local s = torch.cuda.Stream()
+  s:wait_stream(torch.cuda.current_stream())
+  torch.cuda.stream(s, function()
+    for _ = 1, 3 do opt:zero_grad({ set_to_none = false }); sgd_step(model, opt, sx, sy) end
+  end)
+  torch.cuda.current_stream():wait_stream(s)
+  local g = torch.cuda.CUDAGraph()
+  local static_loss
+  opt:zero_grad({ set_to_none = false })
+  torch.cuda.graph(g, function()
+    assert.is_true(torch.cuda.is_current_stream_capturing())
+    static_loss = sgd_step(model, opt, sx, sy)
+  end)
+  -- the capture queued but did not run the step: 3 warmup steps done; 5 replays make 8
+  for _ = 1, 5 do
+    for _, p in ipairs(model:parameters()) do p.grad:zero_() end
+    g:replay()
+  end
+  torch.cuda.synchronize()
+  local pe, pg = model_e:parameters(), model:parameters()
+  for i = 1, #pe do
+    assert.is_true(torch.allclose(pe[i], pg[i], 1e-4, 1e-5), "parameter " .. i)
+  end
+  assert.is_true(static_loss:item() > 0)
+  local pool = g:pool()
+  assert.are.equal(2, #pool)
+  g:reset()
+end
+
 describe("CUDA graphs", function()
   it("replays a captured training step with the eager step's results", function()
     if not has_gpu then pending("no CUDA device") return end
-    -- eager reference: 8 steps
-    local model_e, x, y = setup_model(0)
-    local opt_e = torch.optim.SGD(model_e:parameters(), { lr = 0.1 })
-    for _ = 1, 8 do opt_e:zero_grad({ set_to_none = false }); sgd_step(model_e, opt_e, x, y) end
+    captured_matches_eager(function(params) return torch.optim.SGD(params, { lr = 0.1 }) end)
+  end)
 
-    local model, sx, sy = setup_model(0)
-    local opt = torch.optim.SGD(model:parameters(), { lr = 0.1 })
-    -- warm up on a side stream (3 steps), as PyTorch's docs do, then capture one step
-    local s = torch.cuda.Stream()
-    s:wait_stream(torch.cuda.current_stream())
-    torch.cuda.stream(s, function()
-      for _ = 1, 3 do opt:zero_grad({ set_to_none = false }); sgd_step(model, opt, sx, sy) end
-    end)
-    torch.cuda.current_stream():wait_stream(s)
-    local g = torch.cuda.CUDAGraph()
-    local static_loss
-    opt:zero_grad({ set_to_none = false })
-    torch.cuda.graph(g, function()
-      assert.is_true(torch.cuda.is_current_stream_capturing())
-      static_loss = sgd_step(model, opt, sx, sy)
-    end)
-    -- the capture queued but did not run the step: 3 warmup steps done; 5 replays make 8
-    for _ = 1, 5 do
-      for _, p in ipairs(model:parameters()) do p.grad:zero_() end
-      g:replay()
-    end
-    torch.cuda.synchronize()
-    local pe, pg = model_e:parameters(), model:parameters()
-    for i = 1, #pe do
-      assert.is_true(torch.allclose(pe[i], pg[i], 1e-4, 1e-5), "parameter " .. i)
-    end
-    assert.is_true(static_loss:item() > 0)
-    local pool = g:pool()
-    assert.are.equal(2, #pool)
-    g:reset()
+  it("captures AdamW's step with capturable = true (bias corrections on the device)", function()
+    if not has_gpu then pending("no CUDA device") return end
+    captured_matches_eager(function(params) return torch.optim.AdamW(params, { lr = 1e-2, capturable = true }) end)
   end)
 
   it("graphs a module's forward and backward with make_graphed_callables", function()

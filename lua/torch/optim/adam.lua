@@ -9,9 +9,11 @@
   amsgrad = false, maximize = false, decoupled_weight_decay = false (true: Adam is AdamW; AdamW
   always has true), foreach = true (multi-tensor libtorch calls, one set per group and step
   count; false updates parameter by parameter — both give PyTorch's foreach=False results bit
-  for bit).
-  State per parameter: step (a float32 0-dim tensor, as PyTorch's), exp_avg, exp_avg_sq, and
-  max_exp_avg_sq with amsgrad.
+  for bit), capturable = false (true: PyTorch's capturable arithmetic, which reads no step count
+  on the host, so a CUDA graph can capture the step; like PyTorch, it needs the parameters on a
+  CUDA-like device and raises PyTorch's error on the CPU).
+  State per parameter: step (a float32 0-dim tensor, as PyTorch's; on the parameter's device when
+  capturable), exp_avg, exp_avg_sq, and max_exp_avg_sq with amsgrad.
 ]]
 local torch = require "torch"
 local base = require "torch.optim.optimizer"
@@ -34,8 +36,125 @@ local is_tensor, item, scalar_t = torch.is_tensor, U.scalar, U.hp
          θ ← θ − (γ / (1 − β1^t)) · m / (√v̂ / (1 − β2^t)^0.5 + ε)
      The scalars are doubles, as Python's: β^t with pow(), the square root as `** 0.5`.
 ]]
+-- The device types capturable accepts (PyTorch's _get_capturable_supported_devices; its
+-- per-parameter path also names xla). A spec may add "cpu", as PyTorch's own tests patch it.
+M.capturable_devices = { "cuda", "xpu", "hpu", "privateuseone" }
+
+local LIBRARY = debug.getinfo(1, "S").source:gsub("optim/adam%.lua$", "")   -- "@<dir>/torch/"
+
+local function check_capturable(params, states, n, foreach)
+  local list = { unpack(M.capturable_devices) }
+  if not foreach then list[#list + 1] = "xla" end
+  local ok = {}
+  for _, d in ipairs(list) do ok[d] = true end
+  for i = 1, n do
+    local pt, st = params[i].device.type, states[i].step.device.type
+    if pt ~= st or not ok[pt] then
+      local quoted = {}
+      for j, d in ipairs(list) do quoted[j] = "'" .. d .. "'" end
+      local level = 2   -- blame the user's opt:step() line: the first frame outside lua/torch/
+      while true do
+        local info = debug.getinfo(level, "S")
+        if info == nil or (info.what ~= "C" and info.source:sub(1, #LIBRARY) ~= LIBRARY) then break end
+        level = level + 1
+      end
+      error(("If capturable=True, params and state_steps must be on supported devices: [%s]."):format(
+        table.concat(quoted, ", ")), level)
+    end
+  end
+end
+
+-- x / t as PyTorch's Tensor.__rtruediv__ computes a number over a tensor: t.reciprocal() * x
+local function rdiv(x, t)
+  if is_tensor(x) then return x / t end
+  return t:reciprocal():mul(x)
+end
+
+--[[ The capturable update, parameter by parameter (PyTorch's _single_tensor_adam with
+     capturable): the bias corrections stay tensors on the device, no step count is read.
+       bc1 = 1 − β1^t, bc2 = 1 − β2^t (tensors), step_size_neg = −(γ / bc1)
+       denom = √v̂ / (√bc2 · step_size_neg) + ε / step_size_neg;  θ ← θ + m / denom ]]
+local function adam_capturable(params, grads, states, n, o, decoupled)
+  check_capturable(params, states, n, false)
+  local lr, beta1, beta2, wd, eps = scalar_t(o.lr), scalar_t(o.betas[1]), scalar_t(o.betas[2]), o.weight_decay, o.eps
+  for i = 1, n do
+    local p, g, s = params[i], grads[i], states[i]
+    if o.maximize then g = g:neg() end
+    s.step:add_(1)
+    if wd ~= 0 then
+      if decoupled then p:mul_(1 - lr * wd) else g = g:add(p, { alpha = wd }) end
+    end
+    local b1 = is_tensor(beta1) and beta1:to(p.dtype) or beta1
+    s.exp_avg:lerp_(g, 1 - b1)
+    s.exp_avg_sq:mul_(beta2):addcmul_(g, g, { value = item(1 - beta2) })
+    local bc1 = torch.rsub(torch.pow(beta1, s.step), 1)
+    local bc2 = torch.rsub(torch.pow(beta2, s.step), 1)
+    local step_size_neg = rdiv(lr, bc1):neg()
+    local bc2_sqrt = bc2:sqrt()
+    local v = s.exp_avg_sq
+    if o.amsgrad then
+      s.max_exp_avg_sq:copy_(torch.maximum(s.max_exp_avg_sq, s.exp_avg_sq))
+      v = s.max_exp_avg_sq
+    end
+    local denom = (v:sqrt() / (bc2_sqrt * step_size_neg)):add_(rdiv(eps, step_size_neg))
+    p:addcdiv_(s.exp_avg, denom)
+  end
+end
+
+--[[ The same with _foreach_* calls (PyTorch's _multi_tensor_adam with capturable):
+       step_size = 1 / ((β1^t − 1) / γ) = −γ / bc1,  bc2_sqrt = √(−(β2^t − 1))
+       denom = ((√v̂ / bc2_sqrt) + ε) / step_size;  θ ← θ + m / denom ]]
+local function adam_foreach_capturable(params, grads, states, n, o, decoupled)
+  check_capturable(params, states, n, true)
+  local lr, beta1, beta2, wd, eps = item(o.lr), item(o.betas[1]), item(o.betas[2]), o.weight_decay, o.eps
+  local steps, exp_avgs, exp_avg_sqs, maxes = {}, {}, {}, {}
+  for i = 1, n do
+    local s = states[i]
+    steps[i], exp_avgs[i], exp_avg_sqs[i], maxes[i] = s.step, s.exp_avg, s.exp_avg_sq, s.max_exp_avg_sq
+  end
+  local temps = {}
+  if o.maximize then grads = torch._foreach_neg(grads); temps[#temps + 1] = grads end
+  torch._foreach_add_(steps, 1)
+  if wd ~= 0 then
+    if decoupled then
+      torch._foreach_mul_(params, 1 - lr * wd)
+    elseif o.maximize then
+      torch._foreach_add_(grads, params, { alpha = wd })
+    else
+      grads = torch._foreach_add(grads, params, { alpha = wd }); temps[#temps + 1] = grads
+    end
+  end
+  torch._foreach_lerp_(exp_avgs, grads, 1 - beta1)
+  torch._foreach_mul_(exp_avg_sqs, beta2)
+  torch._foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2)
+  local bc1, bc2 = torch._foreach_pow(beta1, steps), torch._foreach_pow(beta2, steps)
+  temps[#temps + 1], temps[#temps + 2] = bc1, bc2
+  torch._foreach_sub_(bc1, 1)
+  torch._foreach_sub_(bc2, 1)
+  torch._foreach_neg_(bc2)
+  torch._foreach_div_(bc1, lr)
+  torch._foreach_reciprocal_(bc1)
+  torch._foreach_sqrt_(bc2)
+  local v = exp_avg_sqs
+  if o.amsgrad then
+    torch._foreach_maximum_(maxes, exp_avg_sqs)
+    v = maxes
+  end
+  local denom = torch._foreach_sqrt(v)
+  temps[#temps + 1] = denom
+  torch._foreach_div_(denom, bc2)
+  torch._foreach_add_(denom, eps)
+  torch._foreach_div_(denom, bc1)
+  torch._foreach_addcdiv_(params, exp_avgs, denom)
+  for _, list in ipairs(temps) do U.free(list, n) end
+end
+
 function M.adam(params, grads, states, n, o, decoupled)
   if n == 0 then return end
+  if o.capturable == true then
+    if o.foreach and not U.has_tensor_hp(o) then return adam_foreach_capturable(params, grads, states, n, o, decoupled) end
+    return adam_capturable(params, grads, states, n, o, decoupled)
+  end
   if o.foreach and not U.has_tensor_hp(o) then return M.adam_foreach(params, grads, states, n, o, decoupled) end
   -- A Tensor lr or beta (0-dim, as PyTorch's _to_scalar leaves it) flows through the same
   -- expressions as tensor arithmetic in its dtype, as in PyTorch; a scalar argument takes its value.
@@ -133,7 +252,9 @@ local function check_adamw(o, given)
 end
 
 local function init_state(_, p, group)
-  local s = { step = torch.zeros({}), exp_avg = torch.zeros_like(p), exp_avg_sq = torch.zeros_like(p) }
+  -- capturable keeps the step on the parameter's device (PyTorch's), else on the CPU
+  local step = group.capturable == true and torch.zeros({}, { device = p.device }) or torch.zeros({})
+  local s = { step = step, exp_avg = torch.zeros_like(p), exp_avg_sq = torch.zeros_like(p) }
   if group.amsgrad then s.max_exp_avg_sq = torch.zeros_like(p) end
   return s
 end
@@ -162,6 +283,8 @@ local AdamW = base.Optimizer:extend("AdamW", { lr = 1e-3, betas = { 0.9, 0.999 }
   "params, lr=0.001, betas=None, eps=1e-08, weight_decay=0.01, amsgrad=False, *, maximize=False, foreach=None, "
   .. "capturable=False, differentiable=False, fused=None")
 M.AdamW = AdamW
+Adam.supported_switches = { capturable = true }
+AdamW.supported_switches = { capturable = true }
 AdamW.init_state = init_state
 AdamW.update_group = update_group
 

@@ -74,13 +74,15 @@ local SWITCH_USE = {
   fused = "a fused kernel; foreach = true is ltorch's multi-tensor path",
 }
 
-local function check_switches(name, o)
+-- class.supported_switches: the switches a class implements (Adam and AdamW: capturable)
+local function check_switches(name, o, class)
+  local supported = class and rawget(class, "supported_switches") or {}
   for k in pairs(SWITCH_USE) do
     local v = o[k]
     if v ~= nil and v ~= None and type(v) ~= "boolean" then
       return ("invalid %s: expected a boolean, got %s"):format(k, typename(v))
     end
-    if v == true then
+    if v == true and not supported[k] then
       return ("%s=True (%s) is not supported by ltorch's %s: leave %s out (PyTorch's default)")
         :format(k, SWITCH_USE[k], name, k)
     end
@@ -90,14 +92,15 @@ end
 function Optimizer.extend(base, name, defaults, check, signature)
   local own_check = check or function() end
   check = own_check
+  local class
   if signature then
     local has = false
     for k, default in pairs(SWITCHES) do
       if defaults[k] == nil and signature:find("%f[%w_]" .. k .. "=") then defaults[k], has = default, true end
     end
-    if has then check = function(o, given) return check_switches(name, o) or own_check(o, given) end end
+    if has then check = function(o, given) return check_switches(name, o, class) or own_check(o, given) end end
   end
-  local class = setmetatable({ __name = name, __base = base, defaults = defaults, check = check,
+  class = setmetatable({ __name = name, __base = base, defaults = defaults, check = check,
     __signature = signature and P.signature(name, signature) },
     { __index = base, __call = function(cls, ...) return cls.new(cls, lua_args(cls, ...)) end,
       __tostring = function() return "<class " .. name .. ">" end })
