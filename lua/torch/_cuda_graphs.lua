@@ -22,8 +22,9 @@
       local y = graphed(x)          -- replays the forward graph; y:backward() replays the backward one
 
   make_graphed_callables takes one callable (a function of tensors, or an nn.Module, whose
-  parameters then count as inputs) and a list of sample tensors; the tuple-of-callables form is
-  an error here. For a module it returns a function that replays the graphs while the module's
+  parameters then count as inputs) and a list of sample tensors, or PyTorch's tuple form: a table
+  of callables and a table of their sample lists, giving a table of graphed callables that share
+  one memory pool. For a module it returns a function that replays the graphs while the module's
   `training` flag is what it was at capture and calls the module itself otherwise (PyTorch
   replaces the module's forward and returns the module). Pool handles are tables {a, b}
   (PyTorch's tuples).
@@ -186,58 +187,71 @@ local function requiring_grad(list)
   return out
 end
 
---[[ PyTorch's warmup and captures for one callable: `warm` iterations of forward and
-     autograd.grad on a side stream, then the forward captured into one graph and the backward
-     (grads of the outputs that require grad w.r.t. the inputs that do) into a second graph
-     sharing its pool. Returns the static tensors both graphs read and write. ]]
-local function capture_both(fwd, bwd, run, user_args, surface, a)
-  local n_user = #user_args
+--[[ PyTorch's warmup and captures (torch/cuda/graphs.py), for the callables in order: on a side
+     stream `warm` iterations of each forward and autograd.grad (autograd's and cuBLAS's lazy setup
+     happens outside capture); then each forward captured into its graph, in order, and each
+     backward (grads of the outputs that require grad w.r.t. the inputs that do) into its own, in
+     reverse order, all in one memory pool, so a later callable's backward can reuse what an
+     earlier one's forward freed. entries[i] = {run =, user_args =, surface =, fwd =, bwd =};
+     each gets out, grad_out and grad_in: the static tensors its graphs read and write. ]]
+local function capture_all(entries, a)
   local grad_opts = { allow_unused = a.allow_unused_input }
-
-  -- warmup on a side stream (PyTorch's: autograd's and cuBLAS's lazy setup happens outside capture)
+  local mempool = a.pool
+  if mempool == nil then
+    check(C.lt_cuda_graph_pool_handle(pool_out), 3)
+    mempool = { tonumber(pool_out[0]), tonumber(pool_out[1]) }
+  end
   torch.cuda.synchronize()
   torch.cuda.stream(torch.cuda.Stream(), function()
-    for _ = 1, a.num_warmup_iters do
-      local outs = requiring_grad(outputs_of(run(unpack(user_args, 1, n_user))))
-      local ins = requiring_grad(surface)
-      if #outs > 0 and #ins > 0 then
-        local gos = {}
-        for i, o in ipairs(outs) do gos[i] = torch.empty_like(o) end
-        torch.autograd.grad(outs, ins, { grad_outputs = gos, allow_unused = a.allow_unused_input })
+    for _, e in ipairs(entries) do
+      for _ = 1, a.num_warmup_iters do
+        local outs = requiring_grad(outputs_of(e.run(unpack(e.user_args, 1, #e.user_args))))
+        local ins = requiring_grad(e.surface)
+        if #outs > 0 and #ins > 0 then
+          local gos = {}
+          for i, o in ipairs(outs) do gos[i] = torch.empty_like(o) end
+          torch.autograd.grad(outs, ins, { grad_outputs = gos, allow_unused = a.allow_unused_input })
+        end
       end
     end
   end)
   torch.cuda.synchronize()
 
-  local static_out
-  capture(fwd, function() static_out = outputs_of(run(unpack(user_args, 1, n_user))) end,
-    { pool = a.pool })
-  local static_grad_out, diff_out = {}, {}
-  for i = 1, static_out.n do
-    if static_out[i].requires_grad then
-      static_grad_out[i] = torch.empty_like(static_out[i])
-      diff_out[#diff_out + 1] = static_out[i]
-    end
+  for _, e in ipairs(entries) do
+    capture(e.fwd, function() e.out = outputs_of(e.run(unpack(e.user_args, 1, #e.user_args))) end,
+      { pool = mempool })
   end
-  local grad_ins, static_grad_in = requiring_grad(surface), {}
-  capture(bwd, function()
-    if #diff_out == 0 or #grad_ins == 0 then return end
-    local gos = {}
-    for i = 1, static_out.n do if static_grad_out[i] then gos[#gos + 1] = static_grad_out[i] end end
-    grad_opts.grad_outputs = gos
-    local gi = torch.autograd.grad(diff_out, grad_ins, grad_opts)
-    local k = 0
-    for i, t in ipairs(surface) do
-      if t.requires_grad then k = k + 1; static_grad_in[i] = gi[k] end
+  for k = #entries, 1, -1 do
+    local e = entries[k]
+    local static_out, static_grad_out, diff_out = e.out, {}, {}
+    for i = 1, static_out.n do
+      if static_out[i].requires_grad then
+        static_grad_out[i] = torch.empty_like(static_out[i])
+        diff_out[#diff_out + 1] = static_out[i]
+      end
     end
-  end, { pool = fwd:pool() })
-
-  return { fwd = fwd, bwd = bwd, out = static_out, grad_out = static_grad_out, grad_in = static_grad_in }
+    local grad_ins, static_grad_in = requiring_grad(e.surface), {}
+    if #diff_out > 0 then
+      capture(e.bwd, function()
+        if #grad_ins == 0 then return end
+        local gos = {}
+        for i = 1, static_out.n do if static_grad_out[i] then gos[#gos + 1] = static_grad_out[i] end end
+        grad_opts.grad_outputs = gos
+        local gi = torch.autograd.grad(diff_out, grad_ins, grad_opts)
+        local j = 0
+        for i, t in ipairs(e.surface) do
+          if t.requires_grad then j = j + 1; static_grad_in[i] = gi[j] end
+        end
+      end, { pool = mempool })
+    end
+    e.grad_out, e.grad_in, e.has_bwd = static_grad_out, static_grad_in, #diff_out > 0
+  end
 end
 
 -- The autograd Function that copies new inputs into the static ones and replays the graphs.
 local function graphed_function(st, surface, n_user)
   local fwd, bwd, static_out, static_grad_out, static_grad_in = st.fwd, st.bwd, st.out, st.grad_out, st.grad_in
+  local has_bwd = st.has_bwd
   local Graphed = torch.autograd.Function("Graphed")
   function Graphed.forward(_, ...)
     for i = 1, n_user do
@@ -256,7 +270,7 @@ local function graphed_function(st, surface, n_user)
         static_grad_out[i]:copy_(g)
       end
     end
-    bwd:replay()
+    if has_bwd then bwd:replay() end
     local res = {}
     for i = 1, #surface do res[i] = static_grad_in[i] and static_grad_in[i]:detach() or nil end
     return unpack(res, 1, #surface)
@@ -267,36 +281,43 @@ end
 local MGC = P.signature("make_graphed_callables",
   "callables, sample_args, num_warmup_iters=3, allow_unused_input=False, pool=None")
 
-local function make_graphed(...)
-  local a = W.bind(MGC, 2, ...)
-  local callable, WHAT = a.callables, "cuda.make_graphed_callables"
+-- One callable's surface (its sample tensors, then a module's parameters) and its graphed
+-- function, checked as PyTorch checks it: no hooks on a module, no buffer requiring grad.
+local WHAT = "cuda.make_graphed_callables"
+local function prepare(callable, sample, what_i, level)
   -- an nn.Module instance, recognised by its state (the core does not require torch.nn)
   local is_module = type(callable) == "table" and rawget(callable, "_class") ~= nil
-  if type(callable) == "table" and not is_module and getmetatable(callable) == nil then
-    error(WHAT .. ": a table of callables is not supported by ltorch; graph each callable on its own", 2)
+  if not is_module and type(callable) ~= "function" then
+    error(("%s: %s must be a function or an nn.Module, got %s"):format(WHAT, what_i, args.typename(callable)), level + 1)
   end
-  if not is_module and type(callable) ~= "function" then args.bad(WHAT, 1, "function or nn.Module", args.typename(callable)) end
-  if not args.is_int(a.num_warmup_iters) or a.num_warmup_iters < 0 then
-    error(WHAT .. ": num_warmup_iters must be a non-negative integer", 2)
+  if is_module then
+    local pre, post = rawget(callable, "_forward_pre_hooks"), rawget(callable, "_forward_hooks")
+    if (pre and #pre > 0) or (post and #post > 0) then
+      error(WHAT .. ": Modules must not have hooks registered at the time they are passed. However, registering "
+        .. "hooks on modules after passing them through make_graphed_callables is allowed.", level + 1)
+    end
+    for _, b in ipairs(callable:buffers()) do
+      if b.requires_grad then
+        error(WHAT .. ": In any nn.Module passed to make_graphed_callables, only parameters may be trainable. "
+          .. "All buffers must have requires_grad=False.", level + 1)
+      end
+    end
   end
-  W.bool(MGC, a, "allow_unused_input", 2)
-  local user_args = tensor_list(a.sample_args, WHAT, 2)
-  local n_user = #user_args
+  local user_args = tensor_list(sample, WHAT, level + 1)
   local surface = {}
   for i, t in ipairs(user_args) do surface[i] = t end
   if is_module then
     for _, p in ipairs(callable:parameters()) do surface[#surface + 1] = p end
   end
-  local function run(...) return callable(...) end
-  -- the graphs first: without a GPU their error (PyTorch's) is the one raised, at the caller's line
-  local ok, fwd = pcall(GraphClass)
-  if not ok then error((tostring(fwd):gsub("^[^\n:]+:%d+: ", "")), 2) end
-  local bwd = GraphClass()
-  local st = capture_both(fwd, bwd, run, user_args, surface, a)
-  local Graphed = graphed_function(st, surface, n_user)
+  return { callable = callable, is_module = is_module, user_args = user_args, surface = surface,
+    run = function(...) return callable(...) end, training = is_module and callable.training }
+end
+
+local function graphed_callable(e)
+  local Graphed = graphed_function(e, e.surface, #e.user_args)
+  local n_user, callable, is_module, training = #e.user_args, e.callable, e.is_module, e.training
   local extra = {}
-  for i = n_user + 1, #surface do extra[#extra + 1] = surface[i] end
-  local training = is_module and callable.training
+  for i = n_user + 1, #e.surface do extra[#extra + 1] = e.surface[i] end
   return function(...)
     if select("#", ...) ~= n_user then
       error(("%s: the graphed callable takes %d tensors, got %d"):format(WHAT, n_user, select("#", ...)), 2)
@@ -306,6 +327,44 @@ local function make_graphed(...)
     for i, t in ipairs(extra) do all[n_user + i] = t end
     return Graphed.apply(unpack(all, 1, n_user + #extra))
   end
+end
+
+-- make_graphed_callables(callable, sample_args) -> a graphed callable, or
+-- make_graphed_callables({c1, c2, ...}, {{args of c1}, {args of c2}, ...}) -> {g1, g2, ...}
+-- (PyTorch's tuple form: one memory pool, forwards captured in order, backwards in reverse).
+local function make_graphed(...)
+  local a = W.bind(MGC, 2, ...)
+  local callables = a.callables
+  local many = type(callables) == "table" and rawget(callables, "_class") == nil and getmetatable(callables) == nil
+  if not args.is_int(a.num_warmup_iters) or a.num_warmup_iters < 0 then
+    error(WHAT .. ": num_warmup_iters must be a non-negative integer", 2)
+  end
+  W.bool(MGC, a, "allow_unused_input", 2)
+  local entries = {}
+  if many then
+    local samples = a.sample_args
+    if type(samples) ~= "table" or getmetatable(samples) ~= nil or #samples ~= #callables then
+      error(("%s: with a table of %d callables, sample_args must be a table of %d tables of Tensors (one per "
+        .. "callable), got %s"):format(WHAT, #callables, #callables, args.typename(samples)), 2)
+    end
+    if #callables == 0 then error(WHAT .. ": the table of callables is empty", 2) end
+    for i, c in ipairs(callables) do entries[i] = prepare(c, samples[i], ("callables[%d]"):format(i), 2) end
+  else
+    if not (type(callables) == "function" or (type(callables) == "table" and rawget(callables, "_class") ~= nil)) then
+      args.bad(WHAT, 1, "function, nn.Module or table of them", args.typename(callables))
+    end
+    entries[1] = prepare(callables, a.sample_args, "callables", 2)
+  end
+  -- the graphs first: without a GPU their error (PyTorch's) is the one raised, at the caller's line
+  local ok, first = pcall(GraphClass)
+  if not ok then error((tostring(first):gsub("^[^\n:]+:%d+: ", "")), 2) end
+  for i, e in ipairs(entries) do e.fwd = i == 1 and first or GraphClass() end
+  for _, e in ipairs(entries) do e.bwd = GraphClass() end
+  capture_all(entries, a)
+  if not many then return graphed_callable(entries[1]) end
+  local out = {}
+  for i, e in ipairs(entries) do out[i] = graphed_callable(e) end
+  return out
 end
 
 function M.install(t)

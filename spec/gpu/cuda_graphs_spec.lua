@@ -4,7 +4,7 @@
   captured once with torch.cuda.graph and replayed matches the same steps run eagerly (SGD, and
   AdamW with capturable = true), and
   torch.cuda.make_graphed_callables gives a module whose forward and backward replay graphs with
-  the eager module's outputs and gradients.
+  the eager module's outputs and gradients, alone or as PyTorch's tuple of callables.
 
   Without a GPU every check is pending (spec/torch/cuda_api_spec.lua checks the no-GPU errors
   against PyTorch's). bench/gpu/check.sh runs this file on the GPU machine.
@@ -98,5 +98,25 @@ describe("CUDA graphs", function()
     local p, q = model:parameters(), ref_model:parameters()
     -- the warmup's autograd.grad does not accumulate into .grad; the graphed backward does once
     for i = 1, #p do assert.is_true(torch.allclose(p[i].grad, q[i].grad, 1e-4, 1e-5), "grad " .. i) end
+  end)
+
+  it("graphs a chain of modules in one memory pool with the tuple form", function()
+    if not has_gpu then pending("no CUDA device") return end
+    torch.manual_seed(2)
+    local m1, m2 = nn.Linear(32, 64):to("cuda"), nn.Linear(64, 8):to("cuda")
+    torch.manual_seed(2)
+    local r1, r2 = nn.Linear(32, 64):to("cuda"), nn.Linear(64, 8):to("cuda")
+    local x = torch.randn(16, 32, { device = "cuda", requires_grad = true })
+    local h = torch.randn(16, 64, { device = "cuda", requires_grad = true })
+    local g = torch.cuda.make_graphed_callables({ m1, m2 }, { { x }, { h } })
+    assert.are.equal(2, #g)
+    local x2 = torch.randn(16, 32, { device = "cuda" })
+    local out = g[2](g[1](x2))
+    local ref = r2(r1(x2))
+    assert.is_true(torch.allclose(out, ref, 1e-4, 1e-5))
+    out:sum():backward()
+    ref:sum():backward()
+    local p, q = m1:parameters(), r1:parameters()
+    for i = 1, #p do assert.is_true(torch.allclose(p[i].grad, q[i].grad, 1e-4, 1e-5), "first module, grad " .. i) end
   end)
 end)

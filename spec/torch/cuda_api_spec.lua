@@ -302,6 +302,12 @@ print(json.dumps({
     err = msg(function() torch.cuda.make_graphed_callables(function(x) return x * 2 end, { torch.ones(2) }) end)
     pytorch_error(err, ref.graph.error, "make_graphed_callables")
     assert.matches("^[^\n]*cuda_api_spec.lua:%d+:", err)
+    -- PyTorch's tuple form: a table of callables and a table of their sample lists
+    err = msg(function()
+      torch.cuda.make_graphed_callables({ function(x) return x * 2 end, torch.nn.Linear(2, 2) },
+        { { torch.ones(2) }, { torch.ones(1, 2) } })
+    end)
+    pytorch_error(err, ref.graph.error, "make_graphed_callables")
     if has_graphs then
       local h = torch.cuda.graph_pool_handle()
       assert.are.equal("number", type(h[1]))
@@ -328,7 +334,13 @@ print(json.dumps({
     assert.are.equal(3, torch.cuda.device(nil, function() return 3 end))
     assert.are.equal(4, torch.cuda.device_of(torch.ones(1), function() return 4 end))   -- a CPU tensor: as is
     assert.error_matches(function() torch.cuda.make_graphed_callables({ function() end }, {}) end,
-      "a table of callables is not supported", 1, true)
+      "with a table of 1 callables, sample_args must be a table of 1 tables of Tensors", 1, true)
+    assert.error_matches(function() torch.cuda.make_graphed_callables({ function() end, 3 }, { {}, {} }) end,
+      "callables[2] must be a function or an nn.Module, got number", 1, true)
+    local hooked = torch.nn.Linear(2, 2)
+    hooked:register_forward_hook(function() end)
+    assert.error_matches(function() torch.cuda.make_graphed_callables(hooked, { torch.ones(1, 2) }) end,
+      "Modules must not have hooks registered at the time they are passed", 1, true)
   end)
 end)
 
