@@ -115,6 +115,18 @@ describe("Transformer layers and MultiheadAttention release what they make", fun
     assert.are.same(run(true), run(false))
   end)
 
+  it("leaves a parametrized layer alone: parametrize.cached() keeps its computed weight", function()
+    local P = require "torch.nn.parametrize"
+    local layer = nn.TransformerEncoderLayer(8, 2, { dim_feedforward = 16, dropout = 0.0, batch_first = true })
+    torch.nn.utils.parametrizations.weight_norm(layer.linear1)
+    local x = torch.randn(2, 3, 8)
+    P.cached(function()
+      local a = layer(x)
+      local b = layer(x)   -- the second read of the cached weight: freed, had the layer run in a scope
+      assert.are.same(a:tolist(), b:tolist())
+    end)
+  end)
+
   it("still blames the caller's line for a bad call", function()
     local m = nn.MultiheadAttention(8, 2, { batch_first = true })
     local x = torch.randn(2, 3, 8)

@@ -10,13 +10,15 @@
   it, stays alive through theirs. The one risk is Lua code still holding the handle itself, so a
   handle is released only where no such code can exist:
     keeps_nothing(m)   m and every module under it run the library's own forward (defined under
-                       lua/torch/: none keeps a tensor it was given or made) and none has a
-                       forward or forward pre-hook (a hook may keep what it sees); a function
+                       lua/torch/: none keeps a tensor it was given or made), none has a
+                       forward or forward pre-hook (a hook may keep what it sees) and none is
+                       parametrized (parametrize.cached() keeps computed weights); a function
                        (a Transformer's activation) qualifies when the library defines it
     intermediate(x, out, producer, consumer, ...)   x, made by producer and given to consumer,
                        which returned out, may be released: both keep nothing, x is a live tensor,
                        out is another tensor (not x passed through), and x is none of the
-                       container's own arguments (...), which belong to its caller
+                       container's own arguments (...), nor in a table among them: those belong
+                       to its caller
     privately(m, fn, ...)   fn(...) inside torch.scope when m keeps nothing: the tensors fn makes
                        and does not return are released on return. Only for modules whose forward
                        makes no tensor it stores (not BatchNorm's counter, not a Lazy module's
@@ -53,6 +55,8 @@ function M.keeps_nothing(m)
   local class = rawget(m, "_class")
   if class == nil or not is_library_fn(class.forward) or has_hooks(m) then return false end
   local mods = rawget(m, "_modules")
+  -- a parametrized tensor is computed on each read, and parametrize.cached() keeps it in a table
+  if mods ~= nil and mods.values.parametrizations ~= nil then return false end
   if mods ~= nil then
     for _, name in ipairs(mods.names) do
       local child = mods.values[name]
@@ -65,7 +69,11 @@ end
 function M.intermediate(x, out, producer, consumer, ...)
   if not istype(Ref, x) or x.h == nil or not istype(Ref, out) or rawequal(x, out) then return false end
   for i = 1, select("#", ...) do
-    if rawequal(x, (select(i, ...))) then return false end
+    local a = select(i, ...)
+    if rawequal(x, a) then return false end
+    if type(a) == "table" and not istype(Ref, a) then   -- a table of the caller's tensors
+      for _, v in pairs(a) do if rawequal(x, v) then return false end end
+    end
   end
   return M.keeps_nothing(producer) and M.keeps_nothing(consumer)
 end
