@@ -133,6 +133,12 @@ local EXCLUDE = {
 --     later). PyTorch 2.11 too: python3 -c 'import torch; a = torch.randn(2, 3, 5, 5);
 --     torch.linalg.eigvalsh(a, out=a)' -> a segfault or glibc's "double free or corruption".
 --     Guard: torch._crash_guards.
+--   lu_unpack: empty pivots beside a non-empty LU (a segfault), and pivots of another shape than
+--     LU.shape[:-2] + (min(m, n),), read as that shape (found: the 1,000,000-call run with
+--     --canaries, lu_unpack(T2x3:int32, T2x3:int32, false, {unpack_pivots=true}) wrote past a
+--     block). PyTorch 2.11 too: python3 -c 'import torch; LU, p = torch.linalg.lu_factor(
+--     torch.randn(2, 3, 3)); torch.lu_unpack(LU[0], p)' -> glibc's "free(): invalid pointer".
+--     Guard: torch._crash_guards.
 -- Whole families, by pattern: libtorch kernels that trust their callers (autograd's backward
 -- kernels, quantized/fbgemm/mkldnn/cudnn internals) and segfault on fuzzed arguments in 1.13.
 -- PyTorch's Python API does not expose them as torch.X either (torch.ops.aten only).

@@ -10,6 +10,13 @@
       tools/api_fuzz.lua):
         python3 -c 'import torch; torch.lu_unpack(torch.zeros(3, 4, dtype=torch.uint8),
                     torch.zeros(0, dtype=torch.int32))'      -> Segmentation fault
+      More generally, LU_pivots whose shape is not LU_data.shape[:-2] + (min(m, n),) is read
+      as if it were: batch dims that differ make garbage permutations, and more pivot rows than
+      LU_data's batch write past the permutation's memory (found by tools/api_fuzz.lua --canaries
+      in its 1,000,000-call run):
+        python3 -c 'import torch; LU, p = torch.linalg.lu_factor(torch.randn(2, 3, 3));
+                    torch.lu_unpack(LU[0], p)'                -> glibc's "free(): invalid pointer"
+      The guard refuses a pivots shape other than that one (with unpack_pivots).
 
     normal(mean, std, size, {out=}): a size with a negative dimension resizes `out` to it (the
       numel overflow is raised only afterwards), and the next op on that tensor crashes (found by
@@ -52,11 +59,26 @@ function M.lu_unpack(...)
   if n < 2 then pivots = kw.LU_pivots end
   local unpack_pivots = a[4]
   if n < 4 then unpack_pivots = kw.unpack_pivots end
-  if unpack_pivots ~= false and T.is_tensor(lu) and T.is_tensor(pivots) and lu.h ~= nil and pivots.h ~= nil
-      and pivots:numel() == 0 and lu:numel() > 0 then
-    error(("torch.lu_unpack: LU_pivots is empty but LU_data is %s %s: pass the pivots that "
-      .. "torch.linalg.lu_factor returned with it (libtorch crashes on this input)")
-      :format(tostring(lu.dtype), tostring(lu:size())), 2)
+  if unpack_pivots ~= false and T.is_tensor(lu) and T.is_tensor(pivots) and lu.h ~= nil and pivots.h ~= nil then
+    if pivots:numel() == 0 and lu:numel() > 0 then
+      error(("torch.lu_unpack: LU_pivots is empty but LU_data is %s %s: pass the pivots that "
+        .. "torch.linalg.lu_factor returned with it (libtorch crashes on this input)")
+        :format(tostring(lu.dtype), tostring(lu:size())), 2)
+    end
+    local ls, ps = lu:size(), pivots:size()
+    if #ls >= 2 then   -- fewer: libtorch's own error
+      local want = {}
+      for i = 1, #ls - 2 do want[i] = ls[i] end
+      want[#want + 1] = math.min(ls[#ls - 1], ls[#ls])
+      local same = #ps == #want
+      for i = 1, #want do same = same and ps[i] == want[i] end
+      if not same then
+        local function tuple(t) return "(" .. table.concat(t, ", ") .. (#t == 1 and ",)" or ")") end
+        error(("torch.lu_unpack: LU_pivots must have the shape LU_data.shape[:-2] + (min(m, n),) = %s, got "
+          .. "%s: pass the pivots that torch.linalg.lu_factor returned with LU_data (libtorch reads them as "
+          .. "that shape, out of bounds)"):format(tuple(want), tuple(ps)), 2)
+      end
+    end
   end
   generated_lu_unpack = generated_lu_unpack or dispatch.function_for("lu_unpack", "torch.lu_unpack")
   return generated_lu_unpack(...)

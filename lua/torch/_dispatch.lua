@@ -301,7 +301,10 @@ local function call(display, list, self_obj, ...)
         end
         if status ~= 0 then
           in_call = outer
-          error(display .. ": " .. _C.last_error(), user_level())
+          local msg = _C.last_error()
+          -- libtorch's own message may already name the op ("torch.lu_unpack: Expected tensor ...")
+          if msg:sub(1, #display + 2) ~= display .. ": " then msg = display .. ": " .. msg end
+          error(msg, user_level())
         end
         local count = nr[0]
         local r = rv[0]

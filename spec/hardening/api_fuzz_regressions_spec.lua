@@ -164,6 +164,28 @@ describe("api_fuzz regressions", function()
       assert.are.equal(3, select("#", torch.lu_unpack(torch.zeros(3, 4), torch.zeros(0, { dtype = torch.int32 }), false, false)))
       assert.are.equal(3, select("#", torch.lu_unpack(torch.zeros(0, 3), torch.zeros(0, { dtype = torch.int32 }))))
     end)
+
+    -- the 1,000,000-call run with --canaries: lu_unpack(T2x3:int32, T2x3:int32, false,
+    -- {unpack_pivots=true}) wrote past the permutation's memory; PyTorch 2.11 too
+    -- (python3 -c 'import torch; LU, p = torch.linalg.lu_factor(torch.randn(2, 3, 3));
+    -- torch.lu_unpack(LU[0], p)' -> glibc's "free(): invalid pointer")
+    it("refuses pivots of another shape than LU_data.shape[:-2] + (min(m, n),)", function()
+      local LU, piv = torch.linalg.lu_factor(torch.randn(2, 3, 3))
+      local line = debug.getinfo(1, "l").currentline + 1
+      local ok, err = pcall(function() local r = torch.lu_unpack(LU[0], piv); return r end)
+      assert.is_false(ok)
+      assert.truthy(err:find(":" .. line .. ": torch.lu_unpack: LU_pivots must have the shape LU_data.shape[:-2] "
+        .. "+ (min(m, n),) = (3,), got (2, 3)", 1, true), err)
+      assert.has_error(function() torch.lu_unpack(LU, piv[0]) end)   -- PyTorch: garbage permutations
+      assert.has_error(function() torch.lu_unpack(torch.zeros(2, 3), torch.ones(2, 3, { dtype = torch.int32 })) end)
+      -- without unpack_pivots the pivots are not read
+      assert.are.equal(3, select("#", torch.lu_unpack(LU, piv[0], true, false)))
+      local LU2, p2 = torch.linalg.lu_factor(torch.randn(3, 5, { dtype = torch.float64 }))
+      local P, L, U = torch.lu_unpack(LU2, p2)
+      assert.are.same({ 3, 3 }, P:size())
+      assert.are.same({ 3, 5 }, U:size())
+      assert.are.same({ 3, 3 }, L:size())
+    end)
   end)
 
   describe("torch.normal with a negative size", function()
