@@ -16,45 +16,10 @@
        local verdicts = runner.run("ops", data)
 ]]
 local cjson = require "cjson"
--- a private instance: NaN and infinities in the cases are written as the generator wrote them
-local writer = cjson.new()
-writer.encode_invalid_numbers(true)
-
--- JSON with every number in 17 significant digits, so each double reads back exactly: this
--- cjson writes at most 14 (a float64 input was rounded, and hash_tensor, which hashes the bits,
--- told). Strings go through cjson; NaN and infinities as cjson writes them.
-local function exact_json(v, out)
-  local t = type(v)
-  if t == "number" then
-    if v ~= v then out[#out + 1] = "nan"
-    elseif v == math.huge then out[#out + 1] = "inf"
-    elseif v == -math.huge then out[#out + 1] = "-inf"
-    else out[#out + 1] = ("%.17g"):format(v) end
-  elseif t == "table" then
-    if v[1] ~= nil or next(v) == nil then
-      out[#out + 1] = "["
-      for i = 1, #v do
-        if i > 1 then out[#out + 1] = "," end
-        exact_json(v[i], out)
-      end
-      out[#out + 1] = "]"
-    else
-      out[#out + 1] = "{"
-      local first = true
-      for k, x in pairs(v) do
-        if not first then out[#out + 1] = "," end
-        first = false
-        out[#out + 1] = writer.encode(tostring(k))
-        out[#out + 1] = ":"
-        exact_json(x, out)
-      end
-      out[#out + 1] = "}"
-    end
-  else
-    out[#out + 1] = writer.encode(v)   -- strings, booleans, cjson.null
-  end
-  return out
-end
+-- the chunks go out with every number exact (spec/parity/json.lua: 17 significant digits; this
+-- cjson writes at most 14, which rounded float64 inputs, and hash_tensor, which hashes the bits,
+-- told)
+local exact_json = require "spec.parity.json"
 
 local ROOT = (debug.getinfo(1, "S").source:match("^@(.*)/spec/replay/[^/]*$") or ".")
 local BIN = os.getenv("LTORCH_BIN") or (ROOT .. "/build/ltorch")
@@ -84,7 +49,7 @@ local function run_child(kind, entries, cases, first, last, out)
   for i = first, last do list[#list + 1] = cases[i] end
   local chunk = os.tmpname()
   local f = assert(io.open(chunk, "wb"))
-  f:write(table.concat(exact_json({ kind = kind, entries = entries, cases = list }, {})))
+  f:write(exact_json.encode({ kind = kind, entries = entries, cases = list }))
   f:close()
   local cmd = ("cd %s && timeout -s KILL %d %s spec/replay/child.lua %s %s >/dev/null 2>&1; echo $?")
     :format(quote(ROOT), LIMIT_S, quote(BIN), quote(chunk), quote(out))

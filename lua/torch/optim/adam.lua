@@ -101,12 +101,11 @@ local function adam_capturable(params, grads, states, n, o, decoupled)
   end
 end
 
---[[ The same with _foreach_* calls (PyTorch's _multi_tensor_adam with capturable):
-       step_size = 1 / ((β1^t − 1) / γ) = −γ / bc1,  bc2_sqrt = √(−(β2^t − 1))
-       denom = ((√v̂ / bc2_sqrt) + ε) / step_size;  θ ← θ + m / denom ]]
-local function adam_foreach_capturable(params, grads, states, n, o, decoupled)
-  check_capturable(params, states, n, true)
-  local lr, beta1, beta2, wd, eps = item(o.lr), item(o.betas[1]), item(o.betas[2]), o.weight_decay, o.eps
+--[[ The first half of both foreach updates (PyTorch's _multi_tensor_adam): t ← t + 1, the weight
+     decay, m and v, for all parameters at once. Returns the lists steps, exp_avgs, exp_avg_sqs,
+     maxes, and temps (the lists made here, to free once the step is done). ]]
+local function foreach_moments(params, grads, states, n, o, decoupled)
+  local lr, beta1, beta2, wd = item(o.lr), item(o.betas[1]), item(o.betas[2]), o.weight_decay
   local steps, exp_avgs, exp_avg_sqs, maxes = {}, {}, {}, {}
   for i = 1, n do
     local s = states[i]
@@ -127,6 +126,16 @@ local function adam_foreach_capturable(params, grads, states, n, o, decoupled)
   torch._foreach_lerp_(exp_avgs, grads, 1 - beta1)
   torch._foreach_mul_(exp_avg_sqs, beta2)
   torch._foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2)
+  return steps, exp_avgs, exp_avg_sqs, maxes, temps
+end
+
+--[[ The same with _foreach_* calls (PyTorch's _multi_tensor_adam with capturable):
+       step_size = 1 / ((β1^t − 1) / γ) = −γ / bc1,  bc2_sqrt = √(−(β2^t − 1))
+       denom = ((√v̂ / bc2_sqrt) + ε) / step_size;  θ ← θ + m / denom ]]
+local function adam_foreach_capturable(params, grads, states, n, o, decoupled)
+  check_capturable(params, states, n, true)
+  local lr, beta1, beta2, eps = item(o.lr), item(o.betas[1]), item(o.betas[2]), o.eps
+  local steps, exp_avgs, exp_avg_sqs, maxes, temps = foreach_moments(params, grads, states, n, o, decoupled)
   local bc1, bc2 = torch._foreach_pow(beta1, steps), torch._foreach_pow(beta2, steps)
   temps[#temps + 1], temps[#temps + 2] = bc1, bc2
   torch._foreach_sub_(bc1, 1)
@@ -185,27 +194,8 @@ end
 -- The same update with _foreach_* calls: one call per operation for all parameters, and for the
 -- steps with per-parameter scalars one call per step count (PyTorch passes scalar lists there).
 function M.adam_foreach(params, grads, states, n, o, decoupled)
-  local lr, beta1, beta2, wd, eps = o.lr, o.betas[1], o.betas[2], o.weight_decay, o.eps
-  local steps, exp_avgs, exp_avg_sqs, maxes = {}, {}, {}, {}
-  for i = 1, n do
-    local s = states[i]
-    steps[i], exp_avgs[i], exp_avg_sqs[i], maxes[i] = s.step, s.exp_avg, s.exp_avg_sq, s.max_exp_avg_sq
-  end
-  local temps = {}
-  if o.maximize then grads = torch._foreach_neg(grads); temps[#temps + 1] = grads end
-  torch._foreach_add_(steps, 1)
-  if wd ~= 0 then
-    if decoupled then
-      torch._foreach_mul_(params, 1 - lr * wd)
-    elseif o.maximize then
-      torch._foreach_add_(grads, params, { alpha = wd })
-    else
-      grads = torch._foreach_add(grads, params, { alpha = wd }); temps[#temps + 1] = grads
-    end
-  end
-  torch._foreach_lerp_(exp_avgs, grads, 1 - beta1)
-  torch._foreach_mul_(exp_avg_sqs, beta2)
-  torch._foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2)
+  local lr, beta1, beta2, eps = o.lr, o.betas[1], o.betas[2], o.eps
+  local steps, exp_avgs, exp_avg_sqs, maxes, temps = foreach_moments(params, grads, states, n, o, decoupled)
   local counts = {}
   for i = 1, n do counts[i] = steps[i]:item() end
   local v = exp_avg_sqs
