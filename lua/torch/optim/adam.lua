@@ -36,6 +36,19 @@ local is_tensor, item, scalar_t = torch.is_tensor, U.scalar, U.hp
          θ ← θ − (γ / (1 − β1^t)) · m / (√v̂ / (1 − β2^t)^0.5 + ε)
      The scalars are doubles, as Python's: β^t with pow(), the square root as `** 0.5`.
 ]]
+-- The first half of both per-parameter updates (PyTorch's _single_tensor_adam): t ← t + 1, the
+-- weight decay, m and v for one parameter p with gradient g and state s.
+local function moments_one(p, g, s, o, decoupled, lr, beta1, beta2, wd)
+  if o.maximize then g = g:neg() end
+  s.step:add_(1)
+  if wd ~= 0 then
+    if decoupled then p:mul_(1 - lr * wd) else g = g:add(p, { alpha = wd }) end
+  end
+  local b1 = is_tensor(beta1) and beta1:to(p.dtype) or beta1   -- PyTorch casts beta1 to the param's dtype
+  s.exp_avg:lerp_(g, 1 - b1)
+  s.exp_avg_sq:mul_(beta2):addcmul_(g, g, { value = item(1 - beta2) })
+end
+
 -- The device types capturable accepts (PyTorch's _get_capturable_supported_devices; its
 -- per-parameter path also names xla). A spec may add "cpu", as PyTorch's own tests patch it.
 M.capturable_devices = { "cuda", "xpu", "hpu", "privateuseone" }
@@ -78,15 +91,8 @@ local function adam_capturable(params, grads, states, n, o, decoupled)
   check_capturable(params, states, n, false)
   local lr, beta1, beta2, wd, eps = scalar_t(o.lr), scalar_t(o.betas[1]), scalar_t(o.betas[2]), o.weight_decay, o.eps
   for i = 1, n do
-    local p, g, s = params[i], grads[i], states[i]
-    if o.maximize then g = g:neg() end
-    s.step:add_(1)
-    if wd ~= 0 then
-      if decoupled then p:mul_(1 - lr * wd) else g = g:add(p, { alpha = wd }) end
-    end
-    local b1 = is_tensor(beta1) and beta1:to(p.dtype) or beta1
-    s.exp_avg:lerp_(g, 1 - b1)
-    s.exp_avg_sq:mul_(beta2):addcmul_(g, g, { value = item(1 - beta2) })
+    local p, s = params[i], states[i]
+    moments_one(p, grads[i], s, o, decoupled, lr, beta1, beta2, wd)
     local bc1 = torch.rsub(torch.pow(beta1, s.step), 1)
     local bc2 = torch.rsub(torch.pow(beta2, s.step), 1)
     local step_size_neg = rdiv(lr, bc1):neg()
@@ -169,15 +175,8 @@ function M.adam(params, grads, states, n, o, decoupled)
   -- expressions as tensor arithmetic in its dtype, as in PyTorch; a scalar argument takes its value.
   local lr, beta1, beta2, wd, eps = scalar_t(o.lr), scalar_t(o.betas[1]), scalar_t(o.betas[2]), o.weight_decay, o.eps
   for i = 1, n do
-    local p, g, s = params[i], grads[i], states[i]
-    if o.maximize then g = g:neg() end
-    s.step:add_(1)
-    if wd ~= 0 then
-      if decoupled then p:mul_(1 - lr * wd) else g = g:add(p, { alpha = wd }) end
-    end
-    local b1 = is_tensor(beta1) and beta1:to(p.dtype) or beta1   -- PyTorch casts beta1 to the param's dtype
-    s.exp_avg:lerp_(g, 1 - b1)
-    s.exp_avg_sq:mul_(beta2):addcmul_(g, g, { value = item(1 - beta2) })
+    local p, s = params[i], states[i]
+    moments_one(p, grads[i], s, o, decoupled, lr, beta1, beta2, wd)
     local step = s.step:item()
     local step_size = lr / (1 - beta1 ^ step)
     local bc2_sqrt = (1 - beta2 ^ step) ^ 0.5
