@@ -108,8 +108,9 @@ local function adam_capturable(params, grads, states, n, o, decoupled)
 end
 
 --[[ The first half of both foreach updates (PyTorch's _multi_tensor_adam): t ← t + 1, the weight
-     decay, m and v, for all parameters at once. Returns the lists steps, exp_avgs, exp_avg_sqs,
-     maxes, and temps (the lists made here, to free once the step is done). ]]
+     decay, m and v (and v_max), and √v̂, for all parameters at once. Returns the lists steps,
+     exp_avgs, denom (√v̂, to finish in place) and temps (the lists made here, to free once the
+     step is done). ]]
 local function foreach_moments(params, grads, states, n, o, decoupled)
   local lr, beta1, beta2, wd = item(o.lr), item(o.betas[1]), item(o.betas[2]), o.weight_decay
   local steps, exp_avgs, exp_avg_sqs, maxes = {}, {}, {}, {}
@@ -132,7 +133,14 @@ local function foreach_moments(params, grads, states, n, o, decoupled)
   torch._foreach_lerp_(exp_avgs, grads, 1 - beta1)
   torch._foreach_mul_(exp_avg_sqs, beta2)
   torch._foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2)
-  return steps, exp_avgs, exp_avg_sqs, maxes, temps
+  local v = exp_avg_sqs
+  if o.amsgrad then
+    torch._foreach_maximum_(maxes, exp_avg_sqs)
+    v = maxes
+  end
+  local denom = torch._foreach_sqrt(v)
+  temps[#temps + 1] = denom
+  return steps, exp_avgs, denom, temps
 end
 
 --[[ The same with _foreach_* calls (PyTorch's _multi_tensor_adam with capturable):
@@ -141,7 +149,7 @@ end
 local function adam_foreach_capturable(params, grads, states, n, o, decoupled)
   check_capturable(params, states, n, true)
   local lr, beta1, beta2, eps = item(o.lr), item(o.betas[1]), item(o.betas[2]), o.eps
-  local steps, exp_avgs, exp_avg_sqs, maxes, temps = foreach_moments(params, grads, states, n, o, decoupled)
+  local steps, exp_avgs, denom, temps = foreach_moments(params, grads, states, n, o, decoupled)
   local bc1, bc2 = torch._foreach_pow(beta1, steps), torch._foreach_pow(beta2, steps)
   temps[#temps + 1], temps[#temps + 2] = bc1, bc2
   torch._foreach_sub_(bc1, 1)
@@ -150,13 +158,6 @@ local function adam_foreach_capturable(params, grads, states, n, o, decoupled)
   torch._foreach_div_(bc1, lr)
   torch._foreach_reciprocal_(bc1)
   torch._foreach_sqrt_(bc2)
-  local v = exp_avg_sqs
-  if o.amsgrad then
-    torch._foreach_maximum_(maxes, exp_avg_sqs)
-    v = maxes
-  end
-  local denom = torch._foreach_sqrt(v)
-  temps[#temps + 1] = denom
   torch._foreach_div_(denom, bc2)
   torch._foreach_add_(denom, eps)
   torch._foreach_div_(denom, bc1)
@@ -194,16 +195,9 @@ end
 -- steps with per-parameter scalars one call per step count (PyTorch passes scalar lists there).
 function M.adam_foreach(params, grads, states, n, o, decoupled)
   local lr, beta1, beta2, eps = o.lr, o.betas[1], o.betas[2], o.eps
-  local steps, exp_avgs, exp_avg_sqs, maxes, temps = foreach_moments(params, grads, states, n, o, decoupled)
+  local steps, exp_avgs, denom, temps = foreach_moments(params, grads, states, n, o, decoupled)
   local counts = {}
   for i = 1, n do counts[i] = steps[i]:item() end
-  local v = exp_avg_sqs
-  if o.amsgrad then
-    torch._foreach_maximum_(maxes, exp_avg_sqs)
-    v = maxes
-  end
-  local denom = torch._foreach_sqrt(v)
-  temps[#temps + 1] = denom
   local buckets = U.buckets(counts, n)
   for _, b in ipairs(buckets) do torch._foreach_div_(U.pick(denom, b.idx), (1 - beta2 ^ b.value) ^ 0.5) end
   torch._foreach_add_(denom, eps)
