@@ -14,8 +14,10 @@
                        forward or forward pre-hook (a hook may keep what it sees) and none is
                        parametrized (parametrize.cached() keeps computed weights); a function
                        (a Transformer's activation) qualifies when the library defines it
-    intermediate(x, out, producer, consumer, ...)   x, made by producer and given to consumer,
-                       which returned out, may be released: both keep nothing, x is a live tensor,
+    intermediate(x, out, producer_ok, consumer_ok, ...)   x, made by a producer and given to a
+                       consumer, which returned out, may be released: both keep nothing
+                       (producer_ok, consumer_ok: keeps_nothing's answers, each module's asked
+                       once per forward: a consumer is the next step's producer), x is a live tensor,
                        out is another tensor (not x passed through), and x is none of the
                        container's own arguments (...), nor in a table among them: those belong
                        to its caller
@@ -66,7 +68,8 @@ function M.keeps_nothing(m)
   return true
 end
 
-function M.intermediate(x, out, producer, consumer, ...)
+function M.intermediate(x, out, producer_ok, consumer_ok, ...)
+  if not (producer_ok and consumer_ok) then return false end
   if not istype(Ref, x) or x.h == nil or not istype(Ref, out) or rawequal(x, out) then return false end
   for i = 1, select("#", ...) do
     local a = select(i, ...)
@@ -75,7 +78,7 @@ function M.intermediate(x, out, producer, consumer, ...)
       for _, v in pairs(a) do if rawequal(x, v) then return false end end
     end
   end
-  return M.keeps_nothing(producer) and M.keeps_nothing(consumer)
+  return true
 end
 
 -- fn(...) for module m, inside torch.scope when m keeps nothing: every tensor fn makes and does

@@ -74,7 +74,7 @@ end
 function Sequential:forward(...)
   local names, values = self._modules.names, self._modules.values
   if #names == 0 then return ... end
-  local x, first, producer = nil, true, nil
+  local x, first, producer_ok = nil, true, false
   for _, name in ipairs(names) do
     local m = values[name]
     if m then
@@ -83,9 +83,10 @@ function Sequential:forward(...)
       if not ok then
         error(("in module %s (%s) of Sequential: %s"):format(name, m._class.__name, tostring(out)), 2)
       end
-      if not first and release.intermediate(x, out, producer, m, ...) then x:free() end
+      local ok_m = release.keeps_nothing(m)
+      if not first and release.intermediate(x, out, producer_ok, ok_m, ...) then x:free() end
       first = false
-      x, producer = out, m
+      x, producer_ok = out, ok_m
     end
   end
   return x

@@ -170,15 +170,16 @@ function TransformerEncoder:forward(src, ...)
   local mask, kpm = TU.canonical_masks(label, src, a.mask, a.src_key_padding_mask, "mask", "src_key_padding_mask")
   local batch_first = first and first.self_attn and first.self_attn.batch_first
   local causal = TU.detect_is_causal_mask(mask, a.is_causal, TU.seq_len(src, batch_first))
-  local out, previous = src, nil
+  local out, previous_ok = src, false   -- previous_ok: the layer that made `out` keeps nothing
   for _, layer in ipairs(self.layers:list()) do
     local y = layer(out, { src_mask = mask, src_key_padding_mask = kpm, is_causal = causal })
-    if previous and release.intermediate(out, y, previous, layer, src, mask, kpm) then out:free() end
-    out, previous = y, layer
+    local ok = release.keeps_nothing(layer)
+    if release.intermediate(out, y, previous_ok, ok, src, mask, kpm) then out:free() end
+    out, previous_ok = y, ok
   end
   if self.norm ~= nil then
     local y = self.norm(out)
-    if previous and release.intermediate(out, y, previous, self.norm, src, mask, kpm) then out:free() end
+    if release.intermediate(out, y, previous_ok, release.keeps_nothing(self.norm), src, mask, kpm) then out:free() end
     out = y
   end
   return out
