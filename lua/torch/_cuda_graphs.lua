@@ -56,6 +56,12 @@ local function pack(...) return { n = select("#", ...), ... } end
 
 local MODES = { global = 0, thread_local = 1, relaxed = 2 }
 
+-- a new memory pool's handle, {a, b} (PyTorch's tuple); level: the caller to blame for an error
+local function pool_handle(level)
+  check(C.lt_cuda_graph_pool_handle(pool_out), level + 1)
+  return { tonumber(pool_out[0]), tonumber(pool_out[1]) }
+end
+
 local function pool_arg(pool, what, level)
   if pool == nil then return 0, 0 end
   if type(pool) ~= "table" or type(pool[1]) ~= "number" or type(pool[2]) ~= "number" then
@@ -196,16 +202,12 @@ end
      each gets out, grad_out and grad_in: the static tensors its graphs read and write. ]]
 local function capture_all(entries, a)
   local grad_opts = { allow_unused = a.allow_unused_input }
-  local mempool = a.pool
-  if mempool == nil then
-    check(C.lt_cuda_graph_pool_handle(pool_out), 3)
-    mempool = { tonumber(pool_out[0]), tonumber(pool_out[1]) }
-  end
+  local mempool = a.pool or pool_handle(3)
   torch.cuda.synchronize()
   torch.cuda.stream(torch.cuda.Stream(), function()
     for _, e in ipairs(entries) do
       for _ = 1, a.num_warmup_iters do
-        local outs = requiring_grad(outputs_of(e.run(unpack(e.user_args, 1, #e.user_args))))
+        local outs = requiring_grad(outputs_of(e.callable(unpack(e.user_args, 1, #e.user_args))))
         local ins = requiring_grad(e.surface)
         if #outs > 0 and #ins > 0 then
           local gos = {}
@@ -218,7 +220,7 @@ local function capture_all(entries, a)
   torch.cuda.synchronize()
 
   for _, e in ipairs(entries) do
-    capture(e.fwd, function() e.out = outputs_of(e.run(unpack(e.user_args, 1, #e.user_args))) end,
+    capture(e.fwd, function() e.out = outputs_of(e.callable(unpack(e.user_args, 1, #e.user_args))) end,
       { pool = mempool })
   end
   for k = #entries, 1, -1 do
@@ -231,9 +233,9 @@ local function capture_all(entries, a)
       end
     end
     local grad_ins, static_grad_in = requiring_grad(e.surface), {}
-    if #diff_out > 0 then
+    local has_bwd = #diff_out > 0 and #grad_ins > 0
+    if has_bwd then
       capture(e.bwd, function()
-        if #grad_ins == 0 then return end
         local gos = {}
         for i = 1, static_out.n do if static_grad_out[i] then gos[#gos + 1] = static_grad_out[i] end end
         grad_opts.grad_outputs = gos
@@ -244,7 +246,7 @@ local function capture_all(entries, a)
         end
       end, { pool = mempool })
     end
-    e.grad_out, e.grad_in, e.has_bwd = static_grad_out, static_grad_in, #diff_out > 0
+    e.grad_out, e.grad_in, e.has_bwd = static_grad_out, static_grad_in, has_bwd
   end
 end
 
@@ -310,7 +312,7 @@ local function prepare(callable, sample, what_i, level)
     for _, p in ipairs(callable:parameters()) do surface[#surface + 1] = p end
   end
   return { callable = callable, is_module = is_module, user_args = user_args, surface = surface,
-    run = function(...) return callable(...) end, training = is_module and callable.training }
+    training = is_module and callable.training }
 end
 
 local function graphed_callable(e)
@@ -350,9 +352,6 @@ local function make_graphed(...)
     if #callables == 0 then error(WHAT .. ": the table of callables is empty", 2) end
     for i, c in ipairs(callables) do entries[i] = prepare(c, samples[i], ("callables[%d]"):format(i), 2) end
   else
-    if not (type(callables) == "function" or (type(callables) == "table" and rawget(callables, "_class") ~= nil)) then
-      args.bad(WHAT, 1, "function, nn.Module or table of them", args.typename(callables))
-    end
     entries[1] = prepare(callables, a.sample_args, "callables", 2)
   end
   -- the graphs first: without a GPU their error (PyTorch's) is the one raised, at the caller's line
@@ -373,8 +372,8 @@ function M.install(t)
   cuda.CUDAGraph = GraphClass
   cuda.graph = capture
   cuda.graph_pool_handle = function()
-    check(C.lt_cuda_graph_pool_handle(pool_out), 2)
-    return { tonumber(pool_out[0]), tonumber(pool_out[1]) }
+    local h = pool_handle(2)   -- not a tail call: level 2 is this function's caller
+    return h
   end
   cuda.is_current_stream_capturing = function()
     check(C.lt_cuda_is_current_stream_capturing(int_out), 2)
