@@ -21,11 +21,11 @@
   the sentinel M.None, printed "torch.None" (also torch.serialization.None); saving M.None writes
   None.
 
-  load(bytes, hooks) -> value. hooks.storage(desc) turns a persistent id
-  {key=, dtype=, numel=, location=} into a storage (an UntypedStorage is dtype "uint8", numel its
-  bytes); hooks.tensor(storage, offset, size, stride, requires_grad, dtype) builds a tensor,
-  dtype (a name) given only by _rebuild_tensor_v3, whose storage is then bytes to view as dtype. Without hooks, tensors come back as descriptor tables
-  ({__tensor = true, storage = desc, ...}), which is what the fuzz harness and inspect use.
+  load(bytes, hooks) -> value. hooks.storage(desc) turns a persistent id {key=, dtype=, numel=,
+  location=} into a storage (an UntypedStorage: dtype "uint8", numel its bytes);
+  hooks.tensor(storage, offset, size, stride, requires_grad, dtype) builds a tensor (dtype, a
+  name, only from _rebuild_tensor_v3: the storage's bytes viewed as it). Without hooks, tensors
+  come back as descriptor tables ({__tensor = true, storage = desc, ...}), for fuzz and inspect.
 
   dump(value, hooks) -> bytes (protocol 2). hooks.is_tensor(v) says what is a tensor and
   hooks.tensor(v) returns {key=, dtype=, numel=, size=, stride=, offset=} for it.
