@@ -3,7 +3,8 @@
 // Build (bench/run.lua does it when the binary is missing or older than this file), against the
 // same libtorch as ltorch, with zlib for the gzipped IDX files of the epoch mode:
 //   cmake --build build --target bench_workloads_cpp
-// Run:  build/bench_workloads_cpp MODE [SCALE]
+// Run:  build/bench_workloads_cpp MODE [SCALE] [OP]   (OP: dispatch's add, mul, matmul or index
+//       alone, as bench/op_cost.sh counts it under callgrind)
 // The epoch mode is recipes/train_classifier.lua's default config written as a C++ user would:
 // gzipped IDX read with zlib straight into uint8 tensors, the same seeded split, scaling and
 // normalisation, then each epoch a randperm of the train split and batches gathered with
@@ -217,10 +218,12 @@ int main(int argc, char **argv) {
     auto m1 = torch::randn({8, 8}), m2 = torch::randn({8, 8});
     auto big = torch::randn({16, 8});
     torch::Tensor r;
-    result("add_us", time_loop(n, [&] { r = a + b; }) / n * 1e6, "us/op");
-    result("mul_us", time_loop(n, [&] { r = a * b; }) / n * 1e6, "us/op");
-    result("matmul8_us", time_loop(n, [&] { r = m1.matmul(m2); }) / n * 1e6, "us/op");
-    result("index_us", time_loop(n, [&] { r = big[3]; }) / n * 1e6, "us/op");
+    std::string only = argc > 3 ? argv[3] : "";
+    auto wanted = [&](const char *op) { return only.empty() || only == op; };
+    if (wanted("add")) result("add_us", time_loop(n, [&] { r = a + b; }) / n * 1e6, "us/op");
+    if (wanted("mul")) result("mul_us", time_loop(n, [&] { r = a * b; }) / n * 1e6, "us/op");
+    if (wanted("matmul")) result("matmul8_us", time_loop(n, [&] { r = m1.matmul(m2); }) / n * 1e6, "us/op");
+    if (wanted("index")) result("index_us", time_loop(n, [&] { r = big[3]; }) / n * 1e6, "us/op");
   } else if (mode == "mlp" || mode == "memory") {
     nn::Sequential model(nn::Linear(784, 256), nn::ReLU(), nn::Linear(256, 10));
     auto opt = adamw(model->parameters(), 1e-3);

@@ -119,23 +119,38 @@ typedef struct lt_slab {
   uint8_t *dead;        /* dead[i] = 1: slot i's ref was collected (set by Lua before a sweep) */
   int32_t *free_slots;
   int32_t top, nfree, capacity;
+  /* The release queue: dead handles that a deferred sweep took out of their slots, released one
+   * per store (each new result's store frees one, so the next op's allocations reuse memory just
+   * freed, still in the CPU's cache; two while more than LT_SLAB_QUEUE_SOFT wait), or all at
+   * once by a sweep, lt_slab_drain or lt_slab_close. */
+  lt_tensor **queue;
+  int32_t nqueued, queue_capacity;
 } lt_slab;
+enum { LT_SLAB_QUEUE_SOFT = 16384 };
 /* A slot for a new handle (marked claimed, its dead mark cleared); 0 when out of memory. */
 int32_t lt_slab_claim(lt_slab *slab);
-/* Stores a claimed slot's handle (once its ref is in Lua's table of live refs). */
+/* Stores a claimed slot's handle (once its ref is in Lua's table of live refs), then releases
+ * one queued handle (two while more than LT_SLAB_QUEUE_SOFT wait). */
 void lt_slab_store(lt_slab *slab, int32_t slot, lt_tensor *handle);
 /* Marks a slot whose ref the collector has freed, for the next lt_slab_sweep. */
 void lt_slab_mark_dead(lt_slab *slab, int32_t slot);
 /* x:free(): releases the handle, and frees its slot if the slot still holds it. */
 void lt_slab_release(lt_slab *slab, int32_t slot, lt_tensor *handle);
-/* Releases the handles of the slots marked dead, clears the marks, lowers `top` to the highest
- * slot in use, rebuilds the free stack, and moves a slab four or more times bigger than what
- * it holds to arrays between two and four times that (at least 1,024 slots). Returns the
- * number of handles released. */
+/* Releases the handles of the slots marked dead and every queued one, clears the marks, lowers
+ * `top` to the highest slot in use, rebuilds the free stack, and moves a slab four or more times
+ * bigger than what it holds to arrays between two and four times that (at least 1,024 slots).
+ * Returns the number of handles released. */
 int32_t lt_slab_sweep(lt_slab *slab);
+/* The same sweep, except that the handles of the dead slots go to the release queue instead of
+ * being released (any the queue has no room for are released at once). Returns the number of
+ * handles queued or released. */
+int32_t lt_slab_sweep_later(lt_slab *slab);
+/* Releases every queued handle; returns how many. */
+int32_t lt_slab_drain(lt_slab *slab);
 /* Checks the slab's invariants (for tests): 0 when they hold; otherwise 1 counts out of range,
  * 2 a free-stack entry out of range or not free, 3 a slot twice on the stack, 4 a free slot
- * missing from it, 5 a handle above top, 6 out of memory for the check. */
+ * missing from it, 5 a handle above top, 6 out of memory for the check, 7 queue counts out of
+ * range or a queued handle NULL. */
 int lt_slab_check(const lt_slab *slab);
 /* At lua_close: releases every handle still held and the arrays (the slab is empty again). */
 void lt_slab_close(lt_slab *slab);

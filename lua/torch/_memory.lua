@@ -169,24 +169,37 @@ end
      releases them, lowers `top` past the free slots at the end (a dead burst's), and rebuilds the
      free stack lowest slot first, so the slab refills from the bottom. If a finalizer runs during
      the marking and makes a tensor, its claim clears the mark of the slot it takes; a sweep that
-     starts inside another returns at once (the outer one finishes the job). ]]
-local function sweep_slots()
+     starts inside another returns at once (the outer one finishes the job).
+     With `later`, the C call queues the dead handles instead, and each new result's store
+     releases one of them (bindings/lt_slab.cpp says why): wrap asks for that only when the
+     tensor memory made since the last step is small (DEFER_MAX_BYTES), so what waits in the
+     queue is a small-op loop's garbage, never a forward's activations. Every other sweep
+     (torch.collect, the collection before backward, out of memory) releases the queue too. ]]
+local DEFER_MAX_BYTES = 1024 * 1024
+
+local function sweep_slots(later)
   slab.pending = false
   if S.capacity > slab.live_capacity then slab.live_capacity = S.capacity end
   local live = slab.live
   for i = 1, S.top do
     if live[i] == nil then C.lt_slab_mark_dead(S, i) end
   end
-  C.lt_slab_sweep(S)
+  if later then C.lt_slab_sweep_later(S) else C.lt_slab_sweep(S) end
   if S.capacity < slab.live_capacity then shrink_live() end
 end
 
-local function sweep()
+local function sweep(later)
   if slab.sweeping then return end
   slab.sweeping = true
-  local ok, err = pcall(sweep_slots)   -- a finalizer's error must not leave `sweeping` set
+  local ok, err = pcall(sweep_slots, later)   -- a finalizer's error must not leave `sweeping` set
   slab.sweeping = false
   if not ok then error(err, 0) end
+end
+
+-- True when little tensor memory was made since the last step: a sweep may queue (see above).
+local function small_growth()
+  return mem.live_bytes < bytes_at_step + DEFER_MAX_BYTES
+    and mem.device_bytes_made < device_at_step + DEFER_MAX_BYTES
 end
 
 -- True while account() runs a collection step. The step can run finalizers, a finalizer can make
@@ -227,7 +240,7 @@ local function account(device_trigger)
     stepping = false
     if not ok then error(err, 0) end
   end
-  if slab.pending then sweep() end
+  if slab.pending then sweep(grown < DEFER_MAX_BYTES) end
   live = tonumber(mem.live_bytes)
   handles_since_step, bytes_at_step = 0, live
   next_byte_trigger = live + STEP_BYTES
@@ -259,7 +272,7 @@ local function wrap(h)
   elseif mem.device_bytes_made > next_device_trigger then
     account(true)
   elseif slab.pending then
-    sweep()
+    sweep(small_growth())
   end
   if active_scope then active_scope[#active_scope + 1] = t end
   return t
@@ -337,6 +350,7 @@ function M.hold_blob(owner)
 end
 
 function M.stats()
+  C.lt_slab_drain(S)   -- queued handles are dead: their bytes are not live
   drain_blobs()
   return {
     live_handles = S.top - S.nfree,

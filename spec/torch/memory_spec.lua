@@ -4,7 +4,8 @@
   Covers: torch.memory_stats() live_bytes rising by a tensor's bytes and falling after
   x:free(); use after free; the slab releasing collected tensors' handles (live_handles back to
   its baseline, reachable tensors intact across GC cycles and re-entrant finalizers, a slot
-  reused after x:free(), the closer at lua_close running after other cdata finalizers);
+  reused after x:free(), the closer at lua_close running after other cdata finalizers; a
+  small-op loop's garbage released one per new result, big garbage at once);
   torch.scope freeing inner tensors but keeping returned ones (direct and inside a returned table), nested scopes, errors inside a scope; from_buffer keeping its
   ffi buffer alive after the Lua reference is dropped; and the done-means checks: 100,000
   iterations of small-tensor work keep resident memory (VmRSS) growth under 50 MB, and a loop
@@ -498,6 +499,29 @@ print(require("cjson").encode({ growth = rss_bytes() - before, max_live = max_li
     assert.is_true(r.acc > 0)
     assert.is_true(r.growth < 50 * 2 ^ 20, ("RSS grew by %.1f MB"):format(r.growth / 2 ^ 20))
     assert.is_true(r.max_live < 16 * 2 ^ 20, "live tensor bytes grew to " .. r.max_live)
+  end)
+
+  it("releases a small-op loop's garbage one per new result, and big garbage at once", function()
+    local S = require("torch._C").state.slab.s
+    local a, b = torch.randn(10), torch.randn(10)
+    torch.collect()
+    local max_queued, r = 0, nil
+    for _ = 1, 20000 do
+      r = a + b
+      if S.nqueued > max_queued then max_queued = S.nqueued end
+    end
+    assert.is_true(r ~= nil)
+    -- The cycles' dead results were queued (not released in one batch), and the queue never held
+    -- more than the handles made since the cycle before (the collector's step: at most 65,536).
+    assert.is_true(max_queued > 0, "nothing was ever queued")
+    assert.is_true(max_queued <= 65536 + 1024, "queue reached " .. max_queued)
+    torch.memory_stats()
+    assert.are.equal(0, S.nqueued)   -- stats count live bytes: they release the queue first
+    torch.collect()
+    for _ = 1, 100 do
+      local big = torch.empty(512 * 1024)  -- luacheck: ignore (2 MiB each, dropped)
+      assert.are.equal(0, S.nqueued, "a cycle's garbage of big tensors was queued")
+    end
   end)
 
   it("200 dropped 4 MB tensors stay bounded by pressure-driven collection", function()

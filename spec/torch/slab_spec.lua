@@ -9,7 +9,8 @@
   slot is handed out first; x:free()'s release frees the slot only if it still holds the handle;
   a burst's arrays shrink back; out-of-range marks and stores are ignored; close releases
   everything and leaves an empty slab that works again; a claim past int32's slots gives 0;
-  lt_slab_check sees broken invariants.
+  a deferred sweep queues the dead handles, each store releases one (two past the soft limit),
+  a sweep, a drain and close release the queue; lt_slab_check sees broken invariants.
 
   Run:  build/ltorch /usr/bin/busted spec/torch/slab_spec.lua
 ]]
@@ -165,6 +166,53 @@ describe("the slab of tensor handles (C)", function()
     assert.are.equal(0, C.lt_slab_check(slab))
   end)
 
+  it("a deferred sweep queues the dead handles; each store releases one, a sweep or drain the rest", function()
+    local b0 = live()
+    for _ = 1, 6 do put(slab) end
+    for i = 1, 4 do C.lt_slab_mark_dead(slab, i) end
+    assert.are.equal(4, C.lt_slab_sweep_later(slab))
+    assert.are.equal(4, slab.nqueued)
+    assert.are.equal(b0 + 6 * 1000, live())       -- queued, not released yet
+    assert.are.equal(4, slab.nfree)                -- but their slots are free already
+    assert.are.equal(0, C.lt_slab_check(slab))
+    put(slab)                                      -- a store releases one queued handle
+    assert.are.equal(3, slab.nqueued)
+    assert.are.equal(b0 + 6 * 1000, live())
+    put(slab)
+    assert.are.equal(b0 + 6 * 1000, live())
+    assert.are.equal(2, slab.nqueued)
+    C.lt_slab_mark_dead(slab, 6)
+    assert.are.equal(3, C.lt_slab_sweep(slab))     -- releases the dead slot and the queue
+    assert.are.equal(0, slab.nqueued)
+    assert.are.equal(b0 + 3 * 1000, live())
+    assert.are.equal(0, C.lt_slab_check(slab))
+    C.lt_slab_mark_dead(slab, 1)
+    C.lt_slab_sweep_later(slab)
+    assert.are.equal(1, C.lt_slab_drain(slab))
+    assert.are.equal(0, C.lt_slab_drain(slab))
+    assert.are.equal(b0 + 2 * 1000, live())
+    C.lt_slab_mark_dead(slab, 2)
+    C.lt_slab_sweep_later(slab)
+    C.lt_slab_close(slab)                          -- close releases what is queued too
+    assert.are.equal(b0, live())
+    assert.are.equal(0, slab.nqueued)
+    assert.are.equal(0, slab.queue_capacity)
+  end)
+
+  it("a store releases two queued handles while more than LT_SLAB_QUEUE_SOFT wait", function()
+    local soft = C.LT_SLAB_QUEUE_SOFT
+    for _ = 1, soft + 3 do put(slab) end
+    for i = 1, soft + 3 do C.lt_slab_mark_dead(slab, i) end
+    assert.are.equal(soft + 3, C.lt_slab_sweep_later(slab))
+    put(slab)
+    assert.are.equal(soft + 1, slab.nqueued)   -- two: more than soft were left after the first
+    put(slab)
+    assert.are.equal(soft, slab.nqueued)       -- one: soft left
+    put(slab)
+    assert.are.equal(soft - 1, slab.nqueued)
+    assert.are.equal(0, C.lt_slab_check(slab))
+  end)
+
   it("lt_slab_check reports broken invariants", function()
     for _ = 1, 4 do put(slab) end
     C.lt_slab_mark_dead(slab, 2)
@@ -178,6 +226,16 @@ describe("the slab of tensor handles (C)", function()
     slab.free_slots[0] = 3   -- a slot in use on the stack
     assert.are.equal(2, C.lt_slab_check(slab))
     slab.free_slots[0] = 2
+    assert.are.equal(0, C.lt_slab_check(slab))
+    C.lt_slab_mark_dead(slab, 3)
+    C.lt_slab_sweep_later(slab)
+    slab.nqueued = slab.queue_capacity + 1
+    assert.are.equal(7, C.lt_slab_check(slab))
+    slab.nqueued = 1
+    local h = slab.queue[0]
+    slab.queue[0] = nil   -- a NULL handle in the queue
+    assert.are.equal(7, C.lt_slab_check(slab))
+    slab.queue[0] = h
     assert.are.equal(0, C.lt_slab_check(slab))
   end)
 end)
