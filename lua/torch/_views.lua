@@ -73,8 +73,7 @@ function M.t(self, extra)
   args.no_arguments("t", extra)
   local n = T.dim_of(self)
   if n > 2 then error(("t: expects a tensor with <= 2 dimensions, but self is %dD"):format(n), 2) end
-  if n < 2 then return Tensor.alias(self) end
-  return M.transpose(self, 0, 1)
+  return fallback.call("t", self)   -- ATen's t, as PyTorch's (its backward node is TBackward0)
 end
 Tensor.t = M.t
 
