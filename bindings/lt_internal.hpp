@@ -106,6 +106,22 @@ class PlainOp {
   c10::optional<c10::impl::ExcludeDispatchKeyGuard> guard_;
 };
 
+/* PlainView: the same for a view op (or an op that makes a fresh result) of one input without
+   autograd metadata, skipping the Autograd keys only. For such an input Autograd's kernel of a
+   view op records nothing and only redispatches; ADInplaceOrView, which makes the result a view
+   of the input (its base, the shared version counter, the creation meta), still runs, so the
+   result is the one libtorch makes without the guard (docs/PERFORMANCE.md, optimisation 20).
+   Not for in-place ops: another argument may require grad and give the written tensor history. */
+class PlainView {
+ public:
+  explicit PlainView(bool input_plain) {
+    if (input_plain) guard_.emplace(c10::autograd_dispatch_keyset);
+  }
+
+ private:
+  c10::optional<c10::impl::ExcludeDispatchKeyGuard> guard_;
+};
+
 c10::ScalarType scalar_type(int code);
 c10::Device device(int device_type, int device_index);
 at::TensorOptions options(const lt_options *opt);

@@ -5,6 +5,10 @@
  * Indexing items (lt_index) mirror Python's subscript grammar one to one: an int selects and
  * drops a dim, a slice keeps it (stop exclusive, negative bounds count from the end), None adds
  * an axis, Ellipsis fills the remaining dims, a bool tensor masks, an integer tensor gathers.
+ *
+ * Every op here reads one tensor (index tensors are integer or bool: they cannot require grad),
+ * so an input without autograd metadata runs under lt::PlainView: the Autograd kernel, which
+ * would only redispatch, is skipped; the view is made as libtorch makes it.
  */
 #include "lt_internal.hpp"
 
@@ -49,67 +53,89 @@ extern "C" {
 
 int lt_view(lt_tensor **out, const lt_tensor *t, const int64_t *sizes, int ndim) {
   LT_TRY_OP
-  *out = lt::wrap(lt::get(t).view(lt::int_list(sizes, ndim)));
+  const at::Tensor &x = lt::get(t);
+  lt::PlainView plain_view(lt::plain(x));
+  *out = lt::wrap(x.view(lt::int_list(sizes, ndim)));
   LT_CATCH
 }
 
 int lt_reshape(lt_tensor **out, const lt_tensor *t, const int64_t *sizes, int ndim) {
   LT_TRY_OP
-  *out = lt::wrap(lt::get(t).reshape(lt::int_list(sizes, ndim)));
+  const at::Tensor &x = lt::get(t);
+  lt::PlainView plain_view(lt::plain(x));
+  *out = lt::wrap(x.reshape(lt::int_list(sizes, ndim)));
   LT_CATCH
 }
 
 int lt_expand(lt_tensor **out, const lt_tensor *t, const int64_t *sizes, int ndim) {
   LT_TRY_OP
-  *out = lt::wrap(lt::get(t).expand(lt::int_list(sizes, ndim)));
+  const at::Tensor &x = lt::get(t);
+  lt::PlainView plain_view(lt::plain(x));
+  *out = lt::wrap(x.expand(lt::int_list(sizes, ndim)));
   LT_CATCH
 }
 
 int lt_permute(lt_tensor **out, const lt_tensor *t, const int64_t *dims, int ndim) {
   LT_TRY_OP
-  *out = lt::wrap(lt::get(t).permute(lt::int_list(dims, ndim)));
+  const at::Tensor &x = lt::get(t);
+  lt::PlainView plain_view(lt::plain(x));
+  *out = lt::wrap(x.permute(lt::int_list(dims, ndim)));
   LT_CATCH
 }
 
 int lt_transpose(lt_tensor **out, const lt_tensor *t, int64_t dim0, int64_t dim1) {
   LT_TRY_OP
-  *out = lt::wrap(lt::get(t).transpose(dim0, dim1));
+  const at::Tensor &x = lt::get(t);
+  lt::PlainView plain_view(lt::plain(x));
+  *out = lt::wrap(x.transpose(dim0, dim1));
   LT_CATCH
 }
 
 int lt_squeeze(lt_tensor **out, const lt_tensor *t, int has_dim, int64_t dim) {
   LT_TRY_OP
-  *out = lt::wrap(has_dim ? lt::get(t).squeeze(dim) : lt::get(t).squeeze());
+  const at::Tensor &x = lt::get(t);
+  lt::PlainView plain_view(lt::plain(x));
+  *out = lt::wrap(has_dim ? x.squeeze(dim) : x.squeeze());
   LT_CATCH
 }
 
 int lt_unsqueeze(lt_tensor **out, const lt_tensor *t, int64_t dim) {
   LT_TRY_OP
-  *out = lt::wrap(lt::get(t).unsqueeze(dim));
+  const at::Tensor &x = lt::get(t);
+  lt::PlainView plain_view(lt::plain(x));
+  *out = lt::wrap(x.unsqueeze(dim));
   LT_CATCH
 }
 
 int lt_narrow(lt_tensor **out, const lt_tensor *t, int64_t dim, int64_t start, int64_t length) {
   LT_TRY_OP
-  *out = lt::wrap(lt::get(t).narrow(dim, start, length));
+  const at::Tensor &x = lt::get(t);
+  lt::PlainView plain_view(lt::plain(x));
+  *out = lt::wrap(x.narrow(dim, start, length));
   LT_CATCH
 }
 
 int lt_select(lt_tensor **out, const lt_tensor *t, int64_t dim, int64_t index) {
   LT_TRY_OP
-  *out = lt::wrap(lt::get(t).select(dim, index));
+  const at::Tensor &x = lt::get(t);
+  lt::PlainView plain_view(lt::plain(x));
+  *out = lt::wrap(x.select(dim, index));
   LT_CATCH
 }
 
 int lt_flatten(lt_tensor **out, const lt_tensor *t, int64_t start_dim, int64_t end_dim) {
   LT_TRY_OP
-  *out = lt::wrap(at::flatten(lt::get(t), start_dim, end_dim));
+  const at::Tensor &x = lt::get(t);
+  lt::PlainView plain_view(lt::plain(x));
+  *out = lt::wrap(at::flatten(x, start_dim, end_dim));
   LT_CATCH
 }
 
 int lt_index_get(lt_tensor **out, const lt_tensor *t, const lt_index *items, int n) {
   LT_TRY_OP
-  *out = lt::wrap(lt::get(t).index(to_indices(items, n)));
+  const at::Tensor &x = lt::get(t);
+  lt::PlainView plain_view(lt::plain(x));
+  *out = lt::wrap(x.index(to_indices(items, n)));
   LT_CATCH
 }
 
