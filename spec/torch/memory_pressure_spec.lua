@@ -169,6 +169,53 @@ describe("before backward", function()
   end)
 end)
 
+describe("before backward, step after step", function()
+  -- A tensor big enough that each forward below qualifies for the collection (see above).
+  local function big_leaf()
+    local need = math.max(16 * MB, collectgarbage("count") * 1024 / 2 + MB,
+      torch.memory_stats().live_bytes / 8 + MB)
+    local n = 2 ^ math.ceil(math.log(need / 4) / math.log(2))
+    return torch.randn(n, { requires_grad = true }), 4 * n
+  end
+  local function cycles() return torch.memory_stats().gc_cycles end
+
+  it("skips the collection while the forward's owners release its intermediates, and measures again", function()
+    torch.collect()
+    local x = big_leaf()
+    local per_step = {}
+    for step = 1, 18 do
+      local a = x:exp()   -- saved by exp's backward: autograd holds it after the handle goes
+      local b = a * 2
+      local loss = b:sum()
+      a:free(); b:free()   -- released by their owner, as nn.Sequential does: no garbage left
+      local before = cycles()
+      loss:backward()
+      per_step[step] = cycles() - before   -- x.grad accumulates in place: no new bytes
+    end
+    assert.is_true(per_step[1] >= 1, "the first step collects")   -- and finds nothing
+    for step = 2, 16 do assert.are.equal(0, per_step[step], "step " .. step .. " collected") end
+    assert.is_true(per_step[17] >= 1, "the 17th step measures again")
+  end)
+
+  it("never skips it for a forward that leaves its intermediates to the collector", function()
+    torch.collect()
+    local x, bytes = big_leaf()
+    local base = torch.memory_stats().live_bytes
+    for step = 1, 6 do
+      local loss
+      do
+        local a = x:exp()
+        loss = (a * 2):sum()
+      end
+      local before = cycles()
+      loss:backward()
+      assert.is_true(cycles() - before >= 1, "step " .. step .. " did not collect")
+      assert.is_true(torch.memory_stats().live_bytes <= base + bytes + 4096,
+        "step " .. step .. ": the forward's garbage lived through backward")
+    end
+  end)
+end)
+
 describe("gc_cycles", function()
   it("counts finished collection cycles", function()
     local before = torch.memory_stats().gc_cycles
