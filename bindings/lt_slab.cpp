@@ -120,7 +120,8 @@ bool queue_room(lt_slab *slab, int32_t more) {
   if (more > INT32_MAX / 2 - slab->nqueued) return false;
   int32_t capacity = slab->queue_capacity < kMinCapacity ? kMinCapacity : slab->queue_capacity;
   while (capacity - slab->nqueued < more) capacity *= 2;
-  auto *queue = static_cast<lt_tensor **>(std::realloc(slab->queue, static_cast<size_t>(capacity) * sizeof(lt_tensor *)));
+  size_t bytes = static_cast<size_t>(capacity) * sizeof(lt_tensor *);
+  auto *queue = static_cast<lt_tensor **>(std::realloc(slab->queue, bytes));
   if (!queue) return false;
   slab->queue = queue;
   slab->queue_capacity = capacity;

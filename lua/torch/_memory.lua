@@ -12,7 +12,9 @@
       ref it freed, so the next wrap (or torch.collect) sweeps the slab: each slot whose ref is
       gone is marked by a JIT-compiled loop, and one C call releases their handles and puts
       the slots back on the free stack, lowest first, lowering the slab's top past a dead
-      burst's slots (so later sweeps and collections do not keep walking them). At lua_close,
+      burst's slots (so later sweeps and collections do not keep walking them). After a small-op
+      loop's cycle the handles are queued instead and released one per new result (sweep_slots
+      says when and why). At lua_close,
       LuaJIT runs cdata finalizers before userdata ones, so a host's ffi.gc finalizer still
       sees valid tensors; then the slab's closer (a userdata)
       releases every handle still held and nulls those refs, so a userdata finalizer that runs
