@@ -327,6 +327,7 @@ int lt_reshape(lt_tensor **out, const lt_tensor *t, const int64_t *sizes, int nd
 int lt_expand(lt_tensor **out, const lt_tensor *t, const int64_t *sizes, int ndim);
 int lt_permute(lt_tensor **out, const lt_tensor *t, const int64_t *dims, int ndim);
 int lt_transpose(lt_tensor **out, const lt_tensor *t, int64_t dim0, int64_t dim1);
+int lt_t(lt_tensor **out, const lt_tensor *t);   /* ATen's t (TBackward0), <= 2-D */
 int lt_squeeze(lt_tensor **out, const lt_tensor *t, int has_dim, int64_t dim);
 int lt_unsqueeze(lt_tensor **out, const lt_tensor *t, int64_t dim);
 int lt_narrow(lt_tensor **out, const lt_tensor *t, int64_t dim, int64_t start, int64_t length);

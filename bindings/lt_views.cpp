@@ -1,5 +1,5 @@
 /*
- * lt_views.cpp — views and indexing: view/reshape/expand/permute/transpose/squeeze/unsqueeze/
+ * lt_views.cpp — views and indexing: view/reshape/expand/permute/transpose/t/squeeze/unsqueeze/
  * narrow/select/flatten, and PyTorch's x[...] read and write through at::indexing.
  *
  * Indexing items (lt_index) mirror Python's subscript grammar one to one: an int selects and
@@ -88,6 +88,14 @@ int lt_transpose(lt_tensor **out, const lt_tensor *t, int64_t dim0, int64_t dim1
   const at::Tensor &x = lt::get(t);
   lt::PlainView plain_view(lt::plain(x));
   *out = lt::wrap(x.transpose(dim0, dim1));
+  LT_CATCH
+}
+
+int lt_t(lt_tensor **out, const lt_tensor *t) {
+  LT_TRY_OP
+  const at::Tensor &x = lt::get(t);
+  lt::PlainView plain_view(lt::plain(x));
+  *out = lt::wrap(x.t());
   LT_CATCH
 }
 

@@ -73,7 +73,8 @@ function M.t(self, extra)
   args.no_arguments("t", extra)
   local n = T.dim_of(self)
   if n > 2 then error(("t: expects a tensor with <= 2 dimensions, but self is %dD"):format(n), 2) end
-  return fallback.call("t", self)   -- ATen's t, as PyTorch's (its backward node is TBackward0)
+  check(C.lt_t(out, self.h), "t")   -- ATen's t, as PyTorch's (its backward node is TBackward0)
+  return wrap(out[0])
 end
 Tensor.t = M.t
 
