@@ -174,10 +174,12 @@ end
      starts inside another returns at once (the outer one finishes the job).
      With `later`, the C call queues the dead handles instead, and each new result's store
      releases one of them (bindings/lt_slab.cpp says why): wrap asks for that only when the
-     tensor memory made since the last step is small (DEFER_MAX_BYTES), so what waits in the
-     queue is a small-op loop's garbage, never a forward's activations. Every other sweep
-     (torch.collect, the collection before backward, out of memory) releases the queue too. ]]
-local DEFER_MAX_BYTES = 1024 * 1024
+     tensors made since the last step were small ones (at most DEFER_BYTES_PER_HANDLE each on
+     average, DEFER_MAX_BYTES in all), so what waits in the queue is a small-op loop's garbage,
+     never a forward's activations or big results. Every other sweep (torch.collect, the
+     collection before backward, out of memory) releases the queue too. ]]
+local DEFER_BYTES_PER_HANDLE = 1024
+local DEFER_MAX_BYTES = 16 * 1024 * 1024
 
 local function sweep_slots(later)
   slab.pending = false
@@ -198,10 +200,17 @@ local function sweep(later)
   if not ok then error(err, 0) end
 end
 
--- True when little tensor memory was made since the last step: a sweep may queue (see above).
-local function small_growth()
-  return mem.live_bytes < bytes_at_step + DEFER_MAX_BYTES
-    and mem.device_bytes_made < device_at_step + DEFER_MAX_BYTES
+-- True when the tensor memory made since the last step, `grown` bytes, came in small tensors:
+-- a sweep may queue (see above).
+local function small_growth(grown)
+  return grown < DEFER_MAX_BYTES and grown <= (handles_since_step + 1) * DEFER_BYTES_PER_HANDLE
+end
+
+-- The tensor memory made since the last step (CPU live bytes and the device estimate).
+local function growth_since_step()
+  local cpu = tonumber(mem.live_bytes) - bytes_at_step
+  local device = tonumber(mem.device_bytes_made) - device_at_step
+  return (cpu > 0 and cpu or 0) + (device > 0 and device or 0)
 end
 
 -- True while account() runs a collection step. The step can run finalizers, a finalizer can make
@@ -242,7 +251,7 @@ local function account(device_trigger)
     stepping = false
     if not ok then error(err, 0) end
   end
-  if slab.pending then sweep(grown < DEFER_MAX_BYTES) end
+  if slab.pending then sweep(small_growth(grown)) end
   live = tonumber(mem.live_bytes)
   handles_since_step, bytes_at_step = 0, live
   next_byte_trigger = live + STEP_BYTES
@@ -274,7 +283,7 @@ local function wrap(h)
   elseif mem.device_bytes_made > next_device_trigger then
     account(true)
   elseif slab.pending then
-    sweep(small_growth())
+    sweep(small_growth(growth_since_step()))
   end
   if active_scope then active_scope[#active_scope + 1] = t end
   return t
@@ -377,10 +386,10 @@ local live_after_backward_collect = tonumber(mem.live_bytes)
 local device_after_backward_collect = tonumber(mem.device_bytes_made)
 -- The skipping of needless collections before backward (see M.before_backward).
 local backward_skips_left, backward_skip_garbage, backward_skip_allowance, backward_freed = 0, 0, 0, 0
-local backward_grown_measured = 0
+local backward_grown_measured, backward_low_measures = 0, 0
 
 function M.collect()
-  backward_skips_left = 0   -- the next collection before backward measures anew
+  backward_skips_left, backward_low_measures = 0, 0   -- collections before backward measure anew
   collectgarbage("collect")
   collectgarbage("collect")
   sweep()
@@ -407,7 +416,8 @@ end
      workload's: 0 bytes; the transformer's: 1 MB of a 18 MB forward) and still marks the whole
      Lua heap, ~1.5 ms with torch.nn and torch.optim loaded: 3-4 % of the CNN's step. So after a
      collection that freed less than 1/16 of the forward's growth, the next ones are skipped while
-     the garbage they would have found (estimated as that collection's, per step) stays under
+     the garbage they would have found (estimated as that collection's, per step; two such
+     collections in a row, as one may follow a cycle that had just swept it) stays under
      1/16 of that growth, BACKWARD_MAX_SKIPS in a row at most (then one runs and measures again),
      and only for a forward that grew at most twice as much as the measured one (another model
      is measured anew; so is everything after torch.collect()). A forward that leaves its
@@ -441,7 +451,9 @@ function M.before_backward()
   backward_freed = freed > 0 and freed or 0
   backward_skip_garbage, backward_skip_allowance = 0, grown * BACKWARD_SKIP_FRACTION
   backward_grown_measured = grown
-  backward_skips_left = backward_freed < backward_skip_allowance and BACKWARD_MAX_SKIPS or 0
+  -- two low measures in a row: one alone may follow a cycle that had just swept the garbage
+  backward_low_measures = backward_freed < backward_skip_allowance and backward_low_measures + 1 or 0
+  backward_skips_left = backward_low_measures >= 2 and BACKWARD_MAX_SKIPS or 0
   live_after_backward_collect = tonumber(mem.live_bytes)
   device_after_backward_collect = tonumber(mem.device_bytes_made)
 end

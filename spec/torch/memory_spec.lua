@@ -505,10 +505,17 @@ print(require("cjson").encode({ growth = rss_bytes() - before, max_live = max_li
     local S = require("torch._C").state.slab.s
     local a, b = torch.randn(10), torch.randn(10)
     torch.collect()
-    local max_queued, r = 0, nil
-    for _ = 1, 20000 do
+    -- Cycles come every N new handles, N growing with the Lua heap (at most 65,536): a whole
+    -- suite's heap makes it large, so the loop runs until a few thousand calls after the first
+    -- queued cycle.
+    local max_queued, r, until_call = 0, nil, 300000
+    for i = 1, 300000 do
       r = a + b
-      if S.nqueued > max_queued then max_queued = S.nqueued end
+      if S.nqueued > max_queued then
+        if max_queued == 0 then until_call = i + 5000 end
+        max_queued = S.nqueued
+      end
+      if i >= until_call then break end
     end
     assert.is_true(r ~= nil)
     -- The cycles' dead results were queued (not released in one batch), and the queue never held
