@@ -8,15 +8,17 @@
       local native = require "torch.profiler._native"
       native.start({cpu = true, cuda = false}, record_shapes, profile_memory, with_stack)
       local result = native.stop()             -- owned; freed by the collector or result:free()
-      local events, trace_start_ns = result:events()
+      local events = result:events()
       -- events[i] = {name=, start_ns=, end_ns=, start_thread=, end_thread=, fwd_thread=,
       --   sequence_nr=, correlation_id=, linked_correlation_id=, device_type=, device_index=,
       --   device_resource_id=, nbytes=, scope=, activity_type=, is_async=, is_hidden=, shapes={{...}}}
       result:save(path)
       local range = native.range_enter("name"); native.range_exit(range)
-  Times are nanoseconds as Lua numbers, relative to nothing (subtract trace_start_ns): a double
-  holds an absolute ns clock exactly up to 2^53 ns (104 days of uptime), and only differences of
-  a few seconds matter here.
+  Times are nanoseconds since the trace start, as Lua numbers. libtorch's are Unix-epoch
+  nanoseconds (about 1.8e18): a double holds those only to 256 ns, so the difference is taken in
+  64-bit integers first. (Read as doubles, an op shorter than 256 ns could start and end at the
+  same time as the op before it, sort as its child, and be merged away as a duplicate node:
+  a profiled step then lost one of two back-to-back aten::resolve_conj calls now and then.)
 ]]
 local ffi = require "ffi"
 local _C = require "torch._C"
@@ -49,7 +51,10 @@ end
 local Result = {}
 Result.__index = Result
 
-local function read_event(h, i, ev)
+-- ns from the trace start `t0` (uint64) to `ns` (uint64), exact, negative if before it.
+local function since(ns, t0) return tonumber(ffi.cast("int64_t", ns - t0)) end
+
+local function read_event(h, i, ev, t0)
   check(C.lt_profiler_result_event(h, i, ev), "torch.profiler")
   local shapes = {}
   for k = 0, ev.n_shapes - 1 do
@@ -59,7 +64,7 @@ local function read_event(h, i, ev)
     shapes[k + 1] = shape
   end
   return {
-    name = ffi.string(ev.name), start_ns = tonumber(ev.start_ns), end_ns = tonumber(ev.end_ns),
+    name = ffi.string(ev.name), start_ns = since(ev.start_ns, t0), end_ns = since(ev.end_ns, t0),
     start_thread = tonumber(ev.start_thread), end_thread = tonumber(ev.end_thread),
     fwd_thread = tonumber(ev.fwd_thread), sequence_nr = tonumber(ev.sequence_nr),
     correlation_id = tonumber(ev.correlation_id), linked_correlation_id = tonumber(ev.linked_correlation_id),
@@ -70,12 +75,12 @@ local function read_event(h, i, ev)
   }
 end
 
--- events() -> list of event tables (in libtorch's order), trace start in ns.
+-- events() -> list of event tables (in libtorch's order), times in ns since the trace start.
 function Result:events()
   check(C.lt_profiler_result_count(self.h, count_out, start_out), "torch.profiler")
-  local out = {}
-  for i = 0, tonumber(count_out[0]) - 1 do out[i + 1] = read_event(self.h, i, event_out) end
-  return out, tonumber(start_out[0])
+  local out, t0 = {}, start_out[0]
+  for i = 0, tonumber(count_out[0]) - 1 do out[i + 1] = read_event(self.h, i, event_out, t0) end
+  return out
 end
 
 function Result:save(path)

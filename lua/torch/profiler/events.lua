@@ -19,7 +19,7 @@
 
   Usage (internal, from torch.profiler's profile object):
       local events = require "torch.profiler.events"
-      local list = events.build(raw_events, trace_start_ns, {use_device = nil, profile_memory = false})
+      local list = events.build(result:events(), 0, {use_device = nil, profile_memory = false})  -- ns since the trace start
       local avgs = events.key_averages(list, {group_by_input_shape = false})
   Both lists are EventLists: arrays with :table(opts), :key_averages(opts) (raw list only),
   :total_average(), .self_cpu_time_total.
