@@ -2,7 +2,7 @@
   spec/bench/side_scripts_spec.lua — the diagnostic benchmarks beside bench/run.lua (the ones
   docs/PERFORMANCE.md quotes figures from) still run and print what their headers promise, at
   tiny sizes: after_burst, dispatch_breakdown, first_steps, memory_trace, varying_shapes,
-  peak_memory, and make_image_folder + data_pipeline. Only the output's shape and that figures are numbers are
+  peak_memory, mlp_phases, large_results, and make_image_folder + data_pipeline. Only the output's shape and that figures are numbers are
   checked (and that the slab is back to a small top after the burst); no timing is asserted.
 
   Run:  build/ltorch /usr/bin/busted spec/bench/side_scripts_spec.lua   (~15 s)
@@ -81,6 +81,24 @@ describe("bench side scripts at tiny sizes", function()
       local rate = out:match("ltorch num_workers=" .. workers .. "%s+([%d.]+) images/s")
       assert.is_truthy(rate, out)
       assert.is_true(tonumber(rate) > 0, out)
+    end
+  end)
+
+  it("mlp_phases.lua prints the four phases and their sum in microseconds per step", function()
+    local out, ok = run("mlp_phases.lua 3")
+    assert.is_true(ok, out)
+    local f = { out:match("PHASES lua ([%d.]+) ([%d.]+) ([%d.]+) ([%d.]+) ([%d.]+)") }
+    assert.equal(5, #f, out)
+    local sum = tonumber(f[1]) + tonumber(f[2]) + tonumber(f[3]) + tonumber(f[4])
+    assert.is_true(tonumber(f[1]) > 0 and tonumber(f[3]) > 0 and tonumber(f[4]) > 0, out)
+    assert.near(sum, tonumber(f[5]), 0.5, out)
+  end)
+
+  it("large_results.lua times the three ways of dropping a large result", function()
+    local out, ok = run("large_results.lua 20")
+    assert.is_true(ok, out)
+    for _, name in ipairs({ "left to the collector%)", "gt:mm%(x%):free%(%)", "torch%.scope%(function%(%) gt:mm%(x%) end%)" }) do
+      assert.is_truthy(out:match(name .. "%s+[%d.]+ us"), name .. " missing in:\n" .. out)
     end
   end)
 

@@ -1,0 +1,47 @@
+// bench/mlp_phases.cpp — plain libtorch's twin of bench/mlp_phases.lua: the same MLP step,
+// phase by phase (forward and loss, zero_grad, backward, optimizer step), with libtorch's C++
+// AdamW as bench/workloads.cpp. Build: cmake --build build --target bench_mlp_phases_cpp
+// Run: build/bench_mlp_phases_cpp [STEPS]
+// Output: "PHASES cpp <fwd> <zero_grad> <bwd> <step> <total>", µs of process CPU time per step.
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+
+static double clock_s() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv) {
+  long steps = argc > 1 ? std::atol(argv[1]) : 2000, warm = 200;
+  torch::manual_seed(0);
+  namespace nn = torch::nn;
+  nn::Sequential model(nn::Linear(784, 256), nn::ReLU(), nn::Linear(256, 10));
+  torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(1e-3));
+  auto x = torch::randn({64, 784}), y = torch::randint(10, {64});
+  double t[4] = {0, 0, 0, 0};
+  for (long i = 0; i < warm + steps; i++) {
+    double t0 = clock_s();
+    auto loss = nn::functional::cross_entropy(model->forward(x), y);
+    double t1 = clock_s();
+    opt.zero_grad();
+    double t2 = clock_s();
+    loss.backward();
+    double t3 = clock_s();
+    opt.step();
+    double t4 = clock_s();
+    if (i >= warm) {
+      t[0] += t1 - t0;
+      t[1] += t2 - t1;
+      t[2] += t3 - t2;
+      t[3] += t4 - t3;
+    }
+  }
+  auto us = [&](double v) { return v / steps * 1e6; };
+  std::printf("PHASES cpp %.1f %.1f %.1f %.1f %.1f\n", us(t[0]), us(t[1]), us(t[2]), us(t[3]),
+              us(t[0] + t[1] + t[2] + t[3]));
+  return 0;
+}

@@ -1,0 +1,40 @@
+--[[
+  bench/mlp_phases.lua — the MLP training step of bench/workloads.lua (784-256-10, ReLU,
+  cross_entropy, AdamW with the default foreach path, batch 64) timed phase by phase: forward
+  and loss, zero_grad, backward, optimizer step. Its twins bench/mlp_phases.py (PyTorch) and
+  bench/mlp_phases.cpp (plain libtorch) time the same phases the same way; bench/mlp_phases.sh
+  runs the three interleaved and prints medians. It says which phase of the step a front end
+  adds to (docs/PERFORMANCE.md, "The MLP step phase by phase").
+
+  Run:  build/ltorch bench/mlp_phases.lua [STEPS]      (default 2000, after 200 untimed)
+  Output: one line "PHASES lua <fwd> <zero_grad> <bwd> <step> <total>", µs of process CPU time
+  per step (os.clock is process CPU time in LuaJIT, as CLOCK_PROCESS_CPUTIME_ID on the C++ side).
+]]
+local torch = require "torch"
+local nn, optim, F = torch.nn, torch.optim, torch.nn.functional
+
+local steps = tonumber(arg[1] or 2000)
+local warm = 200
+torch.manual_seed(0)
+local model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+local opt = optim.AdamW(model:parameters(), { lr = 1e-3 })
+local x, y = torch.randn(64, 784), torch.randint(10, { 64 })
+local clock = os.clock
+local t = { 0, 0, 0, 0 }
+for i = 1, warm + steps do
+  local t0 = clock()
+  local loss = F.cross_entropy(model(x), y)
+  local t1 = clock()
+  opt:zero_grad()
+  local t2 = clock()
+  loss:backward()
+  local t3 = clock()
+  opt:step()
+  local t4 = clock()
+  if i > warm then
+    t[1], t[2], t[3], t[4] = t[1] + t1 - t0, t[2] + t2 - t1, t[3] + t3 - t2, t[4] + t4 - t3
+  end
+end
+local us = function(v) return v / steps * 1e6 end
+print(("PHASES lua %.1f %.1f %.1f %.1f %.1f"):format(us(t[1]), us(t[2]), us(t[3]), us(t[4]),
+  us(t[1] + t[2] + t[3] + t[4])))

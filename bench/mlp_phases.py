@@ -1,0 +1,36 @@
+# bench/mlp_phases.py — PyTorch's twin of bench/mlp_phases.lua: the same MLP step, phase by
+# phase (forward and loss, zero_grad, backward, optimizer step), AdamW with foreach=True as
+# bench/workloads.py. Run: .venv/bin/python bench/mlp_phases.py [STEPS]
+# Output: "PHASES python <fwd> <zero_grad> <bwd> <step> <total>", µs of process CPU time per step.
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+steps = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+warm = 200
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
+x, y = torch.randn(64, 784), torch.randint(10, (64,))
+clock = time.process_time
+t = [0.0] * 4
+for i in range(warm + steps):
+    t0 = clock()
+    loss = F.cross_entropy(model(x), y)
+    t1 = clock()
+    opt.zero_grad()
+    t2 = clock()
+    loss.backward()
+    t3 = clock()
+    opt.step()
+    t4 = clock()
+    if i >= warm:
+        t[0] += t1 - t0
+        t[1] += t2 - t1
+        t[2] += t3 - t2
+        t[3] += t4 - t3
+us = [v / steps * 1e6 for v in t]
+print("PHASES python %.1f %.1f %.1f %.1f %.1f" % (*us, sum(us)))
