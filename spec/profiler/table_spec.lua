@@ -87,7 +87,7 @@ describe("torch.profiler tables", function()
   for _, memory in ipairs({ false, true }) do
     it("equal PyTorch's _build_table character for character (profile_memory = " .. tostring(memory) .. ")", function()
       local want = pytorch.run(PY:format(py_raw(), memory and "True" or "False", py_cases()))
-      local list = events.build(raw_events(), 0, { profile_memory = memory })
+      local list = events.build(raw_events(), { profile_memory = memory })
       for i, c in ipairs(CASES) do
         local got = events.key_averages(list, c[1], 0):table({ sort_by = c[2], row_limit = c[3] })
         assert.equal(want[i], got)

@@ -508,12 +508,12 @@ print(require("cjson").encode({ growth = rss_bytes() - before, max_live = max_li
     -- Collector steps come every N new handles, N growing with the Lua heap (at most 65,536),
     -- and a cycle can take several steps: a whole suite's heap makes both large, so the loop
     -- runs until a few thousand calls after the first queued sweep.
-    local max_queued, r, until_call, fill_at, prev, not_draining, excess = 0, nil, 300000, nil, 0, 0, 0
+    local max_queued, r, until_call, prev, not_draining, excess = 0, nil, 300000, 0, 0, 0
     for i = 1, 300000 do
       r = a + b
       local q = S.nqueued
       if q > prev then
-        if not fill_at then fill_at, until_call = i, i + 5000 end
+        if max_queued == 0 then until_call = i + 5000 end   -- the first queued sweep
         if q > max_queued then max_queued = q end
         if q - i > excess then excess = q - i end
       elseif prev > 0 and q >= prev then

@@ -19,7 +19,7 @@
 
   Usage (internal, from torch.profiler's profile object):
       local events = require "torch.profiler.events"
-      local list = events.build(result:events(), 0, {use_device = nil, profile_memory = false})  -- ns since the trace start
+      local list = events.build(result:events(), {use_device = nil, profile_memory = false})  -- times: ns since the trace start
       local avgs = events.key_averages(list, {group_by_input_shape = false})
   Both lists are EventLists: arrays with :table(opts), :key_averages(opts) (raw list only),
   :total_average(), .self_cpu_time_total.
@@ -75,8 +75,8 @@ local function memory_index(records)
   end
 end
 
-local function memory_event(ev, t0, id, use_device)
-  local us = (ev.start_ns - t0) / 1000
+local function memory_event(ev, id, use_device)
+  local us = ev.start_ns / 1000
   return function_event({ id = id, name = ev.name, thread = ev.start_thread, start_us = us, end_us = us,
     fwd_thread = ev.start_thread, input_shapes = {}, stack = {}, scope = 0, use_device = use_device,
     cpu_memory_usage = CPU_MEM[ev.device_type] and ev.nbytes or 0,
@@ -85,7 +85,7 @@ local function memory_event(ev, t0, id, use_device)
 end
 
 -- Steps 1-3: the FunctionEvents of one result, sorted by (start, -end).
-local function parse(raw, t0, opts)
+local function parse(raw, opts)
   local mem, oom = {}, {}
   for i, ev in ipairs(raw) do
     if ev.name == "[memory]" then mem[#mem + 1] = { ev = ev, i = i, used = false }
@@ -104,8 +104,8 @@ local function parse(raw, t0, opts)
         end
       end
       local fe = function_event({ id = ev.correlation_id, name = ev.name:match("^ProfilerStep#") and "ProfilerStep*" or ev.name,
-        trace_name = ev.name, thread = ev.start_thread, start_us = (ev.start_ns - t0) / 1000,
-        end_us = (ev.end_ns - t0) / 1000, fwd_thread = ev.fwd_thread, input_shapes = ev.shapes,
+        trace_name = ev.name, thread = ev.start_thread, start_us = ev.start_ns / 1000,
+        end_us = ev.end_ns / 1000, fwd_thread = ev.fwd_thread, input_shapes = ev.shapes,
         stack = ev.stack or {}, scope = ev.scope, use_device = opts.use_device, cpu_memory_usage = cpu_mem,
         device_memory_usage = dev_mem, is_async = ev.is_async or ev.start_thread ~= ev.end_thread,
         sequence_nr = ev.sequence_nr, device_type = ev.device_type, device_index = ev.device_index,
@@ -130,9 +130,9 @@ local function parse(raw, t0, opts)
     end
   end
   for _, r in ipairs(mem) do
-    if not r.used then max_id = max_id + 1; all[#all + 1] = memory_event(r.ev, t0, max_id, opts.use_device) end
+    if not r.used then max_id = max_id + 1; all[#all + 1] = memory_event(r.ev, max_id, opts.use_device) end
   end
-  for _, ev in ipairs(oom) do max_id = max_id + 1; all[#all + 1] = memory_event(ev, t0, max_id, opts.use_device) end
+  for _, ev in ipairs(oom) do max_id = max_id + 1; all[#all + 1] = memory_event(ev, max_id, opts.use_device) end
   return all
 end
 
@@ -238,8 +238,8 @@ local function derive(e)
   e.key = e.name
 end
 
-function M.build(raw, trace_start_ns, opts)
-  local list = parse(raw, trace_start_ns, opts)
+function M.build(raw, opts)
+  local list = parse(raw, opts)
   stable_sort(list, by_time)
   populate_children(list)
   remove_dup_nodes(list)

@@ -176,7 +176,7 @@ end
 function Profile:events()
   if not self.result then error("profile: no results yet (stop() the profiler, or let a recording step finish)", 2) end
   if not self.function_events then
-    local list = events.build(self.result:events(), 0, { use_device = self.use_device, profile_memory = self.profile_memory })
+    local list = events.build(self.result:events(), { use_device = self.use_device, profile_memory = self.profile_memory })
     if self.with_stack then events.attach_stacks(list, self.frames) end
     self.function_events = list
   end
