@@ -42,12 +42,36 @@ local ValueArray, CountOut = ffi.typeof("lt_value[?]"), ffi.typeof("int[1]")
 -- The call buffers, shared by calls that do not overlap. A call can overlap another: packing
 -- arguments and wrapping results allocate, an allocation can run a finalizer, and a finalizer
 -- may call an op. `in_call` marks the shared buffers as taken; a nested call gets its own. (An
--- error raised by a finalizer in the middle of a call can leave the mark set: later calls then
--- allocate their own buffers too, slower but still right.)
+-- error raised by a finalizer, a hook or the allocator in the middle of a call can leave the mark
+-- set: later calls then allocate their own buffers too, slower but still right, and the shared
+-- tables below keep that one call's arguments referenced.)
 local argv = ValueArray(MAX_ARGS)
 local results = ValueArray(MAX_RESULTS)
 local nresults = CountOut()
 local in_call = false
+--[[ The tables a call's binding fills, shared like the buffers: `keep` holds the cdata packed so
+     far (a Tensor list packed for one overload is reused by the next: torch._dispatch_values)
+     and `bound` the values bound to parameters. Emptied when the call ends (done()), so they
+     hold nothing between calls; a nested call makes its own. ]]
+local shared_positional, shared_keep, shared_bound = {}, {}, {}
+local clear = require "table.clear"
+
+-- Ends a call: frees the shared buffers (outer: the call was nested and used its own).
+local function done(outer)
+  if not outer then clear(shared_positional); clear(shared_keep); clear(shared_bound) end
+  in_call = outer
+end
+
+-- The arguments into the shared table, as torch._args.pack puts them in a new one (which more
+-- than 8 arguments take).
+local function shared_args(...)
+  local n = select("#", ...)
+  if n > 8 then return args.pack(...) end
+  local t = shared_positional
+  local a1, a2, a3, a4, a5, a6, a7, a8 = ...
+  t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8] = a1, a2, a3, a4, a5, a6, a7, a8
+  return t, n
+end
 local op_out = ffi.new("lt_op*[1]")
 
 ---------------------------------------------------------------- the entries
@@ -275,7 +299,17 @@ end
 local function call(display, list, self_obj, ...)
   -- not `{ ... }` (see torch._args.pack: with 4 arguments, as _foreach_addcdiv_ in every Adam
   -- step gets, that constructor made a chain of side traces: docs/PERFORMANCE.md, optimisation 9)
-  local positional, npos = args.pack(...)
+  local outer = in_call
+  in_call = true   -- before anything allocates: an op called by a finalizer takes its own buffers
+  local positional, npos, av, rv, nr, keep, bound
+  if outer then
+    positional, npos = args.pack(...)
+    av, rv, nr = ValueArray(MAX_ARGS), ValueArray(MAX_RESULTS), CountOut()
+    keep, bound = {}, {}
+  else
+    positional, npos = shared_args(...)
+    av, rv, nr, keep, bound = argv, results, nresults, shared_keep, shared_bound
+  end
   while npos > 0 and positional[npos] == nil do npos = npos - 1 end  -- trailing nils mean "not given"
   local kwargs = nil
   if npos > 0 and args.is_options(positional[npos]) then
@@ -283,14 +317,10 @@ local function call(display, list, self_obj, ...)
     positional[npos] = nil
     npos = npos - 1
   end
-  local av, rv, nr = argv, results, nresults
-  local outer = in_call
-  if outer then av, rv, nr = ValueArray(MAX_ARGS), ValueArray(MAX_RESULTS), CountOut() end
-  in_call = true
   local first_reason, repeated
+  -- the overloads tried share keep and bound (bind sets bound[i] up to the overload's own count)
   for _, entry in ipairs(list) do
     if (self_obj == nil and entry.is_function) or (self_obj ~= nil and entry.is_method) then
-      local keep, bound = {}, {}
       local n, reason, is_repeat = bind(entry, self_obj, positional, npos, kwargs, keep, bound, av)
       if n then
         local status = C.lt_op_call(entry.op, av, n, rv, MAX_RESULTS, nr)
@@ -300,7 +330,7 @@ local function call(display, list, self_obj, ...)
           status = C.lt_op_call(entry.op, av, n, rv, MAX_RESULTS, nr)
         end
         if status ~= 0 then
-          in_call = outer
+          done(outer)
           local msg = _C.last_error()
           -- libtorch's own message may already name the op ("torch.lu_unpack: Expected tensor ...")
           if msg:sub(1, #display + 2) ~= display .. ": " then msg = display .. ": " .. msg end
@@ -311,27 +341,27 @@ local function call(display, list, self_obj, ...)
         if count == 1 and r.tag == V.TENSOR and not entry.aliased_returns then
           -- the common case, one fresh tensor: no result table
           local t = wrap(ffi.cast(TensorHandle, r.p))
-          in_call = outer
+          done(outer)
           return t
         end
         local outs
         outs, count = unpack_results(entry, count, bound, rv)
-        in_call = outer
+        done(outer)
         return unpack(outs, 1, count)
       end
       first_reason = first_reason or reason
       repeated = repeated or (is_repeat and reason)
     end
   end
-  in_call = outer
   -- Python's TypeError for f(x, y, other=z): the keyword repeats a positional argument.
-  if repeated then error(("%s() %s"):format(display, repeated), user_level()) end
+  if repeated then done(outer); error(("%s() %s"):format(display, repeated), user_level()) end
   local given = {}
   if self_obj ~= nil then given[1] = "Tensor self" end
   for i = 1, npos do given[#given + 1] = args.typename(positional[i]) end
   if kwargs then
     for k, v in pairs(kwargs) do given[#given + 1] = tostring(k) .. "=" .. args.typename(v) end
   end
+  done(outer)
   error(("%s: no overload accepts (%s): %s\naccepted signatures:\n%s"):format(display, table.concat(given, ", "),
     first_reason or "no matching variant", signatures(list, display)), user_level())
 end

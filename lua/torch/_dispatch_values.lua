@@ -23,6 +23,7 @@ local device_mod = require "torch.device"
 
 local C, Ref = _C.C, _C.Ref
 local istype = ffi.istype
+local table_new = require "table.new"
 local wrap = memory.wrap
 
 local M = {}
@@ -48,18 +49,29 @@ local function is_int(v) return type(v) == "number" and v == math.floor(v) and v
 
 ---------------------------------------------------------------- lists
 
+--[[ A table of Tensors as a handle array. The overloads a call tries share `keep`, and a list
+     the call packed without holes is packed once: keep[v] is its array and keep[arr] its length
+     (the foreach ops try the List, Tensor and ScalarList overloads before the Scalar one, and
+     each would copy the same list again). ]]
 local function pack_tensor_list(p, v, slot, keep)
   if type(v) ~= "table" then return false, "table of Tensors" end
+  local tag = p.element_optional and V.OPT_TENSOR_LIST or V.TENSOR_LIST
+  local arr = keep[v]
+  if arr ~= nil then
+    slot.tag, slot.p, slot.n = tag, arr, keep[arr]
+    return true
+  end
   local n = table.maxn(v)
-  local arr = TensorHandleArray(n > 0 and n or 1)
+  arr = TensorHandleArray(n > 0 and n or 1)
+  local holes = false
   for i = 1, n do
     local x = v[i]
     if istype(Ref, x) then arr[i - 1] = x.h
-    elseif x == nil and p.element_optional then arr[i - 1] = nil
+    elseif x == nil and p.element_optional then arr[i - 1] = nil; holes = true
     else return false, "table of Tensors" end
   end
-  keep[#keep + 1] = arr
-  slot.tag, slot.p, slot.n = p.element_optional and V.OPT_TENSOR_LIST or V.TENSOR_LIST, arr, n
+  if holes then keep[#keep + 1] = arr else keep[v], keep[arr] = arr, n end
+  slot.tag, slot.p, slot.n = tag, arr, n
   return true
 end
 
@@ -219,9 +231,10 @@ local function tensor_result(entry, r, ret, bound, next_written)
 end
 
 local function tensor_list_result(r)
-  local list = {}
+  local n = tonumber(r.n)
+  local list = table_new(n, 0)
   local hs = ffi.cast(TensorHandles, r.p)
-  for j = 0, tonumber(r.n) - 1 do list[j + 1] = wrap(hs[j]) end
+  for j = 0, n - 1 do list[j + 1] = wrap(hs[j]) end
   -- The handles now belong to Lua; release only the array (as an int list would be).
   r.tag = V.INT_LIST
   C.lt_value_release(r)
@@ -258,7 +271,7 @@ local function plain_result(r, ret)
 end
 
 function M.unpack_results(entry, n, bound, slots)
-  local outs = {}
+  local outs = table_new(n, 0)
   -- The k-th result annotated (a!) aliases the k-th argument annotated (a!) (entry.written).
   local next_written = 1
   for i = 0, n - 1 do

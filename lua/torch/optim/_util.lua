@@ -13,6 +13,7 @@ local _C = require "torch._C"
 local memory = require "torch._memory"
 
 local istype, Ref = ffi.istype, _C.Ref
+local table_new = require "table.new"
 
 local M = {}
 
@@ -148,7 +149,7 @@ function M.buckets(values, n)
     local v = values[i]
     local b = by[v]
     if b == nil then
-      b = { value = v, idx = {} }
+      b = { value = v, idx = table_new(n, 0) }
       by[v] = b
       out[#out + 1] = b
     end
@@ -159,9 +160,12 @@ end
 
 -- pick(list, idx) -> the entries of list at idx (a new array).
 function M.pick(list, idx)
-  local out = {}
+  local out = table_new(#idx, 0)
   for j, i in ipairs(idx) do out[j] = list[i] end
   return out
 end
+
+-- all(list, idx) -> list itself, where idx is every index (pick's stand-in for a single bucket).
+function M.all(list) return list end
 
 return M

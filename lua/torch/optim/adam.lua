@@ -22,6 +22,7 @@ local U = require "torch.optim._util"
 local M = {}
 
 local is_tensor, item, scalar_t = torch.is_tensor, U.scalar, U.hp
+local table_new = require "table.new"
 
 --[[ adam(params, grads, states, n, o, decoupled): one step for n parameters; states[i] holds
      step, exp_avg, exp_avg_sq (and max_exp_avg_sq). decoupled = true is AdamW.
@@ -113,7 +114,8 @@ end
      step is done). ]]
 local function foreach_moments(params, grads, states, n, o, decoupled)
   local lr, beta1, beta2, wd = item(o.lr), item(o.betas[1]), item(o.betas[2]), o.weight_decay
-  local steps, exp_avgs, exp_avg_sqs, maxes = {}, {}, {}, {}
+  local steps, exp_avgs, exp_avg_sqs = table_new(n, 0), table_new(n, 0), table_new(n, 0)
+  local maxes = table_new(o.amsgrad and n or 0, 0)
   for i = 1, n do
     local s = states[i]
     steps[i], exp_avgs[i], exp_avg_sqs[i], maxes[i] = s.step, s.exp_avg, s.exp_avg_sq, s.max_exp_avg_sq
@@ -196,14 +198,15 @@ end
 function M.adam_foreach(params, grads, states, n, o, decoupled)
   local lr, beta1, beta2, eps = o.lr, o.betas[1], o.betas[2], o.eps
   local steps, exp_avgs, denom, temps = foreach_moments(params, grads, states, n, o, decoupled)
-  local counts = {}
+  local counts = table_new(n, 0)
   for i = 1, n do counts[i] = steps[i]:item() end
   local buckets = U.buckets(counts, n)
-  for _, b in ipairs(buckets) do torch._foreach_div_(U.pick(denom, b.idx), (1 - beta2 ^ b.value) ^ 0.5) end
+  local pick = #buckets > 1 and U.pick or U.all   -- one step count (the usual case): the lists as they are
+  for _, b in ipairs(buckets) do torch._foreach_div_(pick(denom, b.idx), (1 - beta2 ^ b.value) ^ 0.5) end
   torch._foreach_add_(denom, eps)
   for _, b in ipairs(buckets) do
     local step_size = (lr / (1 - beta1 ^ b.value)) * -1
-    torch._foreach_addcdiv_(U.pick(params, b.idx), U.pick(exp_avgs, b.idx), U.pick(denom, b.idx), step_size)
+    torch._foreach_addcdiv_(pick(params, b.idx), pick(exp_avgs, b.idx), pick(denom, b.idx), step_size)
   end
   for _, list in ipairs(temps) do U.free(list, n) end
 end

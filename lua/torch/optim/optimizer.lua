@@ -25,6 +25,7 @@ local U = require "torch.optim._util"
 local P = require "torch._pysig"
 
 local istype, Ref = ffi.istype, _C.Ref
+local table_new = require "table.new"
 local copy, typename = U.copy, U.typename
 
 local M = {}
@@ -201,6 +202,12 @@ end
 ---------------------------------------------------------------- stepping
 --[[ step(closure) -> loss or nil. closure (optional) re-evaluates the model under enable_grad
      and returns the loss. The update runs under no_grad, one group at a time. ]]
+-- Every group's update, run under no_grad by step (a named function: a closure made per step
+-- would keep the step's Lua code out of LuaJIT's traces, NYI FNEW).
+local function update_groups(self)
+  for _, group in ipairs(self.param_groups) do self:update_group(group) end
+end
+
 function Optimizer:step(closure)
   local loss
   if closure ~= nil then
@@ -209,9 +216,7 @@ function Optimizer:step(closure)
     end
     loss = torch.enable_grad(closure)
   end
-  torch.no_grad(function()
-    for _, group in ipairs(self.param_groups) do self:update_group(group) end
-  end)
+  torch.no_grad(update_groups, self)
   self._step_count = self._step_count + 1
   return loss
 end
@@ -220,9 +225,11 @@ end
      (made by self:init_state(p, group) on first use). Arrays of equal length n.
      stateless = true: states is empty and no state is made (SGD without momentum). ]]
 function Optimizer:collect(group, stateless)
-  local params, grads, states, n = {}, {}, {}, 0
+  local all = group.params
+  local size = #all
+  local params, grads, states, n = table_new(size, 0), table_new(size, 0), table_new(stateless and 0 or size, 0), 0
   local state = self.state
-  for _, p in ipairs(group.params) do
+  for _, p in ipairs(all) do
     local g = p.grad
     if g ~= nil then
       n = n + 1
@@ -261,7 +268,7 @@ function Optimizer:zero_grad(set_to_none)
       end
     end
     if #grads > 0 then
-      torch.no_grad(function() torch._foreach_zero_(grads) end)
+      torch.no_grad(torch._foreach_zero_, grads)
       U.free(grads)
     end
   end
