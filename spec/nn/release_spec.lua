@@ -79,6 +79,15 @@ describe("nn.Sequential releases intermediates", function()
     local same = nn.Sequential(nn.Identity(), nn.Identity())
     assert.are.equal(x, same(x))
     assert.is_false(x:is_freed())
+    -- with more than one argument (the extra ones go to the first module), and checked again
+    -- once the loop has compiled
+    local two = nn.Sequential(nn.Identity(), nn.ReLU(), nn.Identity())
+    for _ = 1, 300 do
+      two(x, torch.ones(1))
+      assert.is_false(x:is_freed())
+      two(x)
+      assert.is_false(x:is_freed())
+    end
   end)
 end)
 

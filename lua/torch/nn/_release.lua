@@ -21,6 +21,9 @@
                        out is another tensor (not x passed through), and x is none of the
                        container's own arguments (...), nor in a table among them: those belong
                        to its caller
+    intermediate_of(x, out, producer_ok, consumer_ok, n, a1, packed)   the same with the
+                       container's n arguments given as a1 (n == 1) or an array: for a loop over
+                       layers that must compile (Sequential), where `...` would stop its trace
     privately(m, fn, ...)   fn(...) inside torch.scope when m keeps nothing: the tensors fn makes
                        and does not return are released on return. Only for modules whose forward
                        makes no tensor it stores (not BatchNorm's counter, not a Lazy module's
@@ -68,15 +71,35 @@ function M.keeps_nothing(m)
   return true
 end
 
+-- Whether x is the argument a, or a value in a table a (a table of the caller's tensors).
+local function is_argument(x, a)
+  if rawequal(x, a) then return true end
+  if type(a) == "table" and not istype(Ref, a) then
+    for _, v in pairs(a) do if rawequal(x, v) then return true end end
+  end
+  return false
+end
+
+local function releasable(x, out, producer_ok, consumer_ok)
+  return producer_ok and consumer_ok and istype(Ref, x) and x.h ~= nil and istype(Ref, out) and not rawequal(x, out)
+end
+
 function M.intermediate(x, out, producer_ok, consumer_ok, ...)
-  if not (producer_ok and consumer_ok) then return false end
-  if not istype(Ref, x) or x.h == nil or not istype(Ref, out) or rawequal(x, out) then return false end
+  if not releasable(x, out, producer_ok, consumer_ok) then return false end
   for i = 1, select("#", ...) do
-    local a = select(i, ...)
-    if rawequal(x, a) then return false end
-    if type(a) == "table" and not istype(Ref, a) then   -- a table of the caller's tensors
-      for _, v in pairs(a) do if rawequal(x, v) then return false end end
-    end
+    if is_argument(x, (select(i, ...))) then return false end
+  end
+  return true
+end
+
+--[[ intermediate for a container whose arguments are a1 (when n == 1) or the array `packed`
+     (n of them, when n > 1): a loop that passes on no `...` (NYI in LuaJIT's traces when the
+     trace starts inside the vararg function, as a container's loop over its layers does). ]]
+function M.intermediate_of(x, out, producer_ok, consumer_ok, n, a1, packed)
+  if not releasable(x, out, producer_ok, consumer_ok) then return false end
+  if n == 1 then return not is_argument(x, a1) end
+  for i = 1, n do
+    if is_argument(x, packed[i]) then return false end
   end
   return true
 end

@@ -31,6 +31,7 @@ local is_module = require("torch.nn.module").is_module
 local Parameter, is_parameter = require("torch.nn.module").Parameter, require("torch.nn.module").is_parameter
 local P = require "torch._pysig"
 local release = require "torch.nn._release"
+local pack = require("torch._args").pack
 
 local M = {}
 
@@ -74,6 +75,10 @@ end
 function Sequential:forward(...)
   local names, values = self._modules.names, self._modules.values
   if #names == 0 then return ... end
+  -- the arguments for release.intermediate_of, read once: no `...` in the loop below, so that
+  -- the loop compiles (one argument, the usual call, makes no table)
+  local nargs, a1 = select("#", ...), ...
+  local packed = nargs > 1 and pack(...) or nil
   local x, first, producer_ok = nil, true, false
   for _, name in ipairs(names) do
     local m = values[name]
@@ -84,7 +89,7 @@ function Sequential:forward(...)
         error(("in module %s (%s) of Sequential: %s"):format(name, m._class.__name, tostring(out)), 2)
       end
       local ok_m = release.keeps_nothing(m)
-      if not first and release.intermediate(x, out, producer_ok, ok_m, ...) then x:free() end
+      if not first and release.intermediate_of(x, out, producer_ok, ok_m, nargs, a1, packed) then x:free() end
       first = false
       x, producer_ok = out, ok_m
     end

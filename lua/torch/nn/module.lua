@@ -122,9 +122,16 @@ end
 
 local function instance_call(self, ...)
   local pre = rawget(self, "_forward_pre_hooks")
-  local args, args_n = pack(...)   -- not { ... }: see torch._args.pack
   local class = rawget(self, "_class")
   local forward = class.forward
+  local hooks = rawget(self, "_forward_hooks")
+  local n = select("#", ...)
+  -- the usual call, no hooks and no keyword table: forward gets the arguments as they are
+  if forward ~= nil and (pre == nil or #pre == 0) and (hooks == nil or #hooks == 0) then
+    local last = n > 0 and select(n, ...) or nil
+    if not (type(last) == "table" and getmetatable(last) == nil) then return forward(self, ...) end
+  end
+  local args, args_n = pack(...)   -- not { ... }: see torch._args.pack
   local last = args[args_n]
   if type(last) == "table" and getmetatable(last) == nil and forward ~= nil then   -- m({input = x})
     args, args_n = forward_keywords.bind(class, forward, args, args_n)
@@ -136,7 +143,6 @@ local function instance_call(self, ...)
     end
   end
   if forward == nil then error(("%s has no forward method"):format(class.__name), 2) end
-  local hooks = rawget(self, "_forward_hooks")
   if not hooks or #hooks == 0 then return forward(self, unpack(args, 1, args_n)) end
   local out = forward(self, unpack(args, 1, args_n))
   for _, h in ipairs(hooks) do
