@@ -17,6 +17,9 @@
       Linear: unexpected keyword argument 'bais' (did you mean 'bias'?)
       StepLR: missing required argument 'step_size'
 ]]
+local pack = require("torch._args").pack
+local table_new = require "table.new"
+
 local M = {}
 
 -- Frames of these files are ltorch's own: errors skip them to reach the user's line.
@@ -165,21 +168,23 @@ end
 
 -- Binds (...) to sig; `fill`: put the defaults in. Returns a table name -> value.
 local function bind(sig, fill, ...)
-  local n = select("#", ...)
-  local vals = { ... }
+  local vals, n = pack(...)   -- not { ... }: see torch._args.pack
   local kw
   kw, n = split(sig, n, vals)
   while n > sig.npos and vals[n] == nil do n = n - 1 end   -- f(x, opts) with opts nil
   if n > sig.npos then
     M.fail("%s: takes at most %d positional arguments but %d were given", sig.name, sig.npos, n)
   end
-  local out = {}
-  for i = 1, n do out[sig.names[i]] = vals[i] end
-  for k, v in pairs(kw or {}) do
-    local i = sig.index[k]
-    if i == nil then unknown(sig, k) end
-    if i <= n then M.fail("%s: got multiple values for argument '%s'", sig.name, k) end
-    out[k] = v
+  local names = sig.names
+  local out = table_new(0, #names)   -- sized once: filled key by key it would rehash ~4 times
+  for i = 1, n do out[names[i]] = vals[i] end
+  if kw then
+    for k, v in pairs(kw) do
+      local i = sig.index[k]
+      if i == nil then unknown(sig, k) end
+      if i <= n then M.fail("%s: got multiple values for argument '%s'", sig.name, k) end
+      out[k] = v
+    end
   end
   for i, name in ipairs(sig.names) do
     if out[name] == nil then

@@ -261,10 +261,11 @@ function Optimizer:zero_grad(set_to_none)
   for _, group in ipairs(self.param_groups) do
     local grads = {}
     for _, p in ipairs(group.params) do
-      local g = p.grad
-      if g ~= nil then
-        if set_to_none then p.grad = nil; g:free()
-        else grads[#grads + 1] = g:detach(); g:free() end
+      if set_to_none then
+        p.grad = nil   -- no read first: a read would wrap a handle only to drop it
+      else
+        local g = p.grad
+        if g ~= nil then grads[#grads + 1] = g:detach(); g:free() end
       end
     end
     if #grads > 0 then
