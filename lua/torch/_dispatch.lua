@@ -223,8 +223,22 @@ local function overloads(name)
 end
 M.overloads = overloads
 
+--[[ Why an overload did not bind: a format and its arguments, made into text only when the call
+     fails (a foreach op tries up to three overloads before the one that binds, and formatting
+     each reason cost a string per try). MISMATCH's arguments are the parameter's name, what it
+     expects, the value and whether it was given (else it is the default). ]]
+local REPEATED, MISSING = "got multiple values for argument '%s'", "missing argument '%s'"
+local MISMATCH, TOO_MANY = "argument '%s' must be %s, got %s", "takes %d positional arguments, got %d"
+local UNKNOWN_KEYWORD = "unexpected keyword '%s'"
+
+local function reason_text(why, a, b, v, given)
+  if why == MISMATCH then return MISMATCH:format(a, b, given and args.typename(v) or "default") end
+  return why:format(a, b)
+end
+
 --[[ Binds Lua arguments to one overload's parameters. Returns the number of packed values, or
-     nil plus a reason. `self_obj` (for methods) goes to the parameter named self. ]]
+     nil plus why (a format above) and its arguments. `self_obj` (for methods) goes to the
+     parameter named self. ]]
 local function bind(entry, self_obj, positional, npos, kwargs, keep, bound, values)
   local params = entry.args
   if npos > 1 then
@@ -238,12 +252,12 @@ local function bind(entry, self_obj, positional, npos, kwargs, keep, bound, valu
     local v, given
     if self_obj ~= nil and p.name == "self" then
       v, given = self_obj, true
-      if kwargs and kwargs.self ~= nil then return nil, "got multiple values for argument 'self'", true end
+      if kwargs and kwargs.self ~= nil then return nil, REPEATED, "self" end
     elseif not p.kwarg_only and pi <= npos then
       v, given = positional[pi], true
       pi = pi + 1
       if kwargs and kwargs[p.name] ~= nil then
-        return nil, ("got multiple values for argument '%s'"):format(p.name), true
+        return nil, REPEATED, p.name
       end
     elseif kwargs and kwargs[p.name] ~= nil then
       v, given = kwargs[p.name], true
@@ -253,15 +267,15 @@ local function bind(entry, self_obj, positional, npos, kwargs, keep, bound, valu
     elseif p.optional then
       v = nil
     else
-      return nil, ("missing argument '%s'"):format(p.name)
+      return nil, MISSING, p.name
     end
     local ok, expected = pack(p, v, values[i - 1], keep)
     if not ok then
-      return nil, ("argument '%s' must be %s, got %s"):format(p.name, expected, given and args.typename(v) or "default")
+      return nil, MISMATCH, p.name, expected, v, given
     end
     bound[i] = v
   end
-  if pi <= npos then return nil, ("takes %d positional arguments, got %d"):format(pi - 1, npos) end
+  if pi <= npos then return nil, TOO_MANY, pi - 1, npos end
   if kwargs then
     local n = 0
     for _ in pairs(kwargs) do n = n + 1 end
@@ -269,7 +283,7 @@ local function bind(entry, self_obj, positional, npos, kwargs, keep, bound, valu
       for k in pairs(kwargs) do
         local known = false
         for _, p in ipairs(params) do if p.name == k then known = true end end
-        if not known then return nil, ("unexpected keyword '%s'"):format(tostring(k)) end
+        if not known then return nil, UNKNOWN_KEYWORD, tostring(k) end
       end
     end
   end
@@ -317,11 +331,13 @@ local function call(display, list, self_obj, ...)
     positional[npos] = nil
     npos = npos - 1
   end
-  local first_reason, repeated
+  -- the first overload's reason for not binding (why and its arguments), and the first repeated
+  -- argument's name
+  local why, why_a, why_b, why_v, why_given, repeated
   -- the overloads tried share keep and bound (bind sets bound[i] up to the overload's own count)
   for _, entry in ipairs(list) do
     if (self_obj == nil and entry.is_function) or (self_obj ~= nil and entry.is_method) then
-      local n, reason, is_repeat = bind(entry, self_obj, positional, npos, kwargs, keep, bound, av)
+      local n, reason, a, b, v, given = bind(entry, self_obj, positional, npos, kwargs, keep, bound, av)
       if n then
         local status = C.lt_op_call(entry.op, av, n, rv, MAX_RESULTS, nr)
         -- out of memory: collect the garbage tensors, empty the caches, retry once (torch._memory);
@@ -349,12 +365,12 @@ local function call(display, list, self_obj, ...)
         done(outer)
         return unpack(outs, 1, count)
       end
-      first_reason = first_reason or reason
-      repeated = repeated or (is_repeat and reason)
+      if why == nil then why, why_a, why_b, why_v, why_given = reason, a, b, v, given end
+      if reason == REPEATED and repeated == nil then repeated = a end
     end
   end
   -- Python's TypeError for f(x, y, other=z): the keyword repeats a positional argument.
-  if repeated then done(outer); error(("%s() %s"):format(display, repeated), user_level()) end
+  if repeated then done(outer); error(("%s() " .. REPEATED):format(display, repeated), user_level()) end
   local given = {}
   if self_obj ~= nil then given[1] = "Tensor self" end
   for i = 1, npos do given[#given + 1] = args.typename(positional[i]) end
@@ -363,7 +379,8 @@ local function call(display, list, self_obj, ...)
   end
   done(outer)
   error(("%s: no overload accepts (%s): %s\naccepted signatures:\n%s"):format(display, table.concat(given, ", "),
-    first_reason or "no matching variant", signatures(list, display)), user_level())
+    why and reason_text(why, why_a, why_b, why_v, why_given) or "no matching variant", signatures(list, display)),
+    user_level())
 end
 
 -- torch.X for a schema name, or nil when no function variant exists.
