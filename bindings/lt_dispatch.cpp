@@ -18,6 +18,7 @@
 #include <ATen/core/ivalue.h>
 #include <ATen/core/stack.h>
 #include <ATen/native/Resize.h>
+#include <c10/util/SmallVector.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -156,11 +157,15 @@ void from_ivalue(const c10::IValue &iv, lt_value &out) {
 // [1099511627776] over 12 bytes; torch.range(0.5, 2.**53, out=y) then y.sum() segfaults). ltorch
 // puts back the sizes, strides and offset such a tensor had before the failed call: a failed
 // call leaves it as it was (only when the new geometry does not fit its storage).
+// Sizes and strides are kept inline up to 5 dimensions, and a call's list of written tensors up
+// to 4 (a foreach op's in-place list): noting them allocates nothing in the common case, where
+// two heap vectors per written tensor once cost a foreach call ~8 mallocs.
 struct WrittenTensor {
   at::Tensor t;
-  std::vector<int64_t> sizes, strides;
+  c10::SmallVector<int64_t, 5> sizes, strides;
   int64_t offset;
 };
+using WrittenTensors = c10::SmallVector<WrittenTensor, 4>;
 
 // The bytes of storage a strided tensor's geometry reaches (offset, sizes, strides), computed in
 // 128 bits: a fuzzed 2^31 x 2^31 out= tensor would overflow int64 into a "fitting" negative.
@@ -181,7 +186,7 @@ bool fits_storage(const at::Tensor &t) {
 }
 
 void note_written(const c10::FunctionSchema &schema, const torch::jit::Stack &stack,
-                  std::vector<WrittenTensor> &out) {
+                  WrittenTensors &out) {
   const auto &params = schema.arguments();
   size_t n = std::min(params.size(), stack.size());
   for (size_t i = 0; i < n; ++i) {
@@ -189,7 +194,8 @@ void note_written(const c10::FunctionSchema &schema, const torch::jit::Stack &st
     if (alias == nullptr || !alias->isWrite()) continue;
     auto note = [&](const at::Tensor &t) {
       if (t.defined() && t.layout() == at::kStrided && t.has_storage())
-        out.push_back({t, t.sizes().vec(), t.strides().vec(), t.storage_offset()});
+        out.push_back({t, c10::SmallVector<int64_t, 5>(t.sizes().begin(), t.sizes().end()),
+                       c10::SmallVector<int64_t, 5>(t.strides().begin(), t.strides().end()), t.storage_offset()});
     };
     if (stack[i].isTensor()) {
       note(stack[i].toTensor());
@@ -209,7 +215,7 @@ void note_written(const c10::FunctionSchema &schema, const torch::jit::Stack &st
 // the storage as resize_ would have (the bytes the new geometry needs, shared with any views),
 // or, when it cannot (a non-resizable or non-CPU storage, out of memory), puts the old geometry
 // back and raises.
-void grow_written(std::vector<WrittenTensor> &written) {
+void grow_written(WrittenTensors &written) {
   for (auto &w : written) {
     if (fits_storage(w.t)) continue;
     const at::Tensor &t = w.t;
@@ -227,7 +233,7 @@ void grow_written(std::vector<WrittenTensor> &written) {
   }
 }
 
-void restore_written(std::vector<WrittenTensor> &written) noexcept {
+void restore_written(WrittenTensors &written) noexcept {
   for (auto &w : written) {
     try {
       if (!fits_storage(w.t))
@@ -239,7 +245,7 @@ void restore_written(std::vector<WrittenTensor> &written) noexcept {
 
 // Runs the operator; a tensor it may write is never left sized past its storage (above).
 __attribute__((noinline)) void call_guarded(const c10::OperatorHandle &handle, torch::jit::Stack &stack) {
-  std::vector<WrittenTensor> written;
+  WrittenTensors written;
   note_written(handle.schema(), stack, written);
   try {
     handle.callBoxed(&stack);
