@@ -161,6 +161,9 @@ void from_ivalue(const c10::IValue &iv, lt_value &out) {
 // to 4 (a foreach op's in-place list): noting them allocates nothing in the common case, where
 // two heap vectors per written tensor once cost a foreach call ~8 mallocs.
 struct WrittenTensor {
+  explicit WrittenTensor(const at::Tensor &tensor)
+      : t(tensor), sizes(tensor.sizes().begin(), tensor.sizes().end()),
+        strides(tensor.strides().begin(), tensor.strides().end()), offset(tensor.storage_offset()) {}
   at::Tensor t;
   c10::SmallVector<int64_t, 5> sizes, strides;
   int64_t offset;
@@ -194,8 +197,7 @@ void note_written(const c10::FunctionSchema &schema, const torch::jit::Stack &st
     if (alias == nullptr || !alias->isWrite()) continue;
     auto note = [&](const at::Tensor &t) {
       if (t.defined() && t.layout() == at::kStrided && t.has_storage())
-        out.push_back({t, c10::SmallVector<int64_t, 5>(t.sizes().begin(), t.sizes().end()),
-                       c10::SmallVector<int64_t, 5>(t.strides().begin(), t.strides().end()), t.storage_offset()});
+        out.emplace_back(t);   // built in place: no SmallVector moves
     };
     if (stack[i].isTensor()) {
       note(stack[i].toTensor());
