@@ -224,9 +224,9 @@ end
 M.overloads = overloads
 
 --[[ Why an overload did not bind: a format and its arguments, made into text only when the call
-     fails (a foreach op tries up to three overloads before the one that binds, and formatting
-     each reason cost a string per try). MISMATCH's arguments are the parameter's name, what it
-     expects, the value and whether it was given (else it is the default). ]]
+     fails (a foreach op with a Scalar argument tries two overloads before the one that binds,
+     and formatting each reason cost a string per try). MISMATCH's arguments are the
+     parameter's name, what it expects, the value and whether it was given (else the default). ]]
 local REPEATED, MISSING = "got multiple values for argument '%s'", "missing argument '%s'"
 local MISMATCH, TOO_MANY = "argument '%s' must be %s, got %s", "takes %d positional arguments, got %d"
 local UNKNOWN_KEYWORD = "unexpected keyword '%s'"

@@ -51,7 +51,7 @@ local function is_int(v) return type(v) == "number" and v == math.floor(v) and v
 
 --[[ A table of Tensors as a handle array. The overloads a call tries share `keep`, and a list
      the call packed without holes is packed once: keep[v] is its array and keep[arr] its length
-     (the foreach ops try the List, Tensor and ScalarList overloads before the Scalar one, and
+     (a foreach op with a Scalar argument tries its List and Tensor overloads first, and
      each would copy the same list again). ]]
 local function pack_tensor_list(p, v, slot, keep)
   if type(v) ~= "table" then return false, "table of Tensors" end
