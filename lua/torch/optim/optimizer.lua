@@ -200,14 +200,14 @@ function Optimizer:add_param_group(group)
 end
 
 ---------------------------------------------------------------- stepping
---[[ step(closure) -> loss or nil. closure (optional) re-evaluates the model under enable_grad
-     and returns the loss. The update runs under no_grad, one group at a time. ]]
 -- Every group's update, run under no_grad by step (a named function: a closure made per step
 -- would keep the step's Lua code out of LuaJIT's traces, NYI FNEW).
 local function update_groups(self)
   for _, group in ipairs(self.param_groups) do self:update_group(group) end
 end
 
+--[[ step(closure) -> loss or nil. closure (optional) re-evaluates the model under enable_grad
+     and returns the loss. The update runs under no_grad, one group at a time. ]]
 function Optimizer:step(closure)
   local loss
   if closure ~= nil then
