@@ -27,6 +27,7 @@ local memory = require "torch._memory"
 local schema = require "torch._schema"
 local args = require "torch._args"
 local lt_values = require "torch._dispatch_values"
+local binders = require "torch._dispatch_binders"
 local gen = require "torch._gen.ops"
 
 local C, Ref, state = _C.C, _C.Ref, _C.state
@@ -290,6 +291,8 @@ local function bind(entry, self_obj, positional, npos, kwargs, keep, bound, valu
   return entry.nargs
 end
 
+M.bind = bind   -- for spec/torch/dispatch_binders_spec.lua, which checks the generated binders against it
+
 local function signatures(list, display)
   local lines = {}
   for _, e in ipairs(list) do lines[#lines + 1] = "  " .. schema.signature(e, display) end
@@ -309,6 +312,51 @@ local function user_level()
   return level - 1
 end
 
+--[[ Calls the overload `entry` with its n arguments packed in av; returns its results. `outer`:
+     the caller's in_call (done() ends the call with it). ]]
+local function invoke(display, entry, n, outer, av, rv, nr, bound)
+  local status = C.lt_op_call(entry.op, av, n, rv, MAX_RESULTS, nr)
+  -- out of memory: collect the garbage tensors, empty the caches, retry once (torch._memory);
+  -- not an op that writes its arguments (in-place, out=), which may have written some
+  if status == LT_ERR_MEMORY and not entry.aliased_returns and reclaim(status) then
+    status = C.lt_op_call(entry.op, av, n, rv, MAX_RESULTS, nr)
+  end
+  if status ~= 0 then
+    done(outer)
+    local msg = _C.last_error()
+    -- libtorch's own message may already name the op ("torch.lu_unpack: Expected tensor ...")
+    if msg:sub(1, #display + 2) ~= display .. ": " then msg = display .. ": " .. msg end
+    error(msg, user_level())
+  end
+  local count = nr[0]
+  if count == 0 then done(outer); return end
+  local r = rv[0]
+  if count == 1 and r.tag == V.TENSOR and not entry.aliased_returns then
+    -- the common case, one fresh tensor: no result table
+    local t = wrap(ffi.cast(TensorHandle, r.p))
+    done(outer)
+    return t
+  end
+  local outs
+  outs, count = unpack_results(entry, count, bound, rv)
+  done(outer)
+  return unpack(outs, 1, count)
+end
+
+--[[ The generated binders of an overload list for positional calls (torch._dispatch_binders),
+     made when the list is first called that way: methods and functions bind `self` differently. ]]
+local positional_binders = setmetatable({}, { __mode = "k" })
+local function binders_of(list, is_method)
+  local pair = positional_binders[list]
+  if pair == nil then pair = {}; positional_binders[list] = pair end
+  local try = pair[is_method]
+  if try == nil then
+    try = binders.for_overloads(list, is_method, bind)
+    pair[is_method] = try
+  end
+  return try
+end
+
 -- Calls the overloads in `list` with Lua arguments; self_obj non-nil for a method call.
 local function call(display, list, self_obj, ...)
   -- not `{ ... }` (see torch._args.pack: with 4 arguments, as _foreach_addcdiv_ in every Adam
@@ -324,12 +372,18 @@ local function call(display, list, self_obj, ...)
     positional, npos = shared_args(...)
     av, rv, nr, keep, bound = argv, results, nresults, shared_keep, shared_bound
   end
-  while npos > 0 and positional[npos] == nil do npos = npos - 1 end  -- trailing nils mean "not given"
+  if npos > 0 and positional[npos] == nil then   -- trailing nils mean "not given"
+    repeat npos = npos - 1 until npos == 0 or positional[npos] ~= nil
+  end
   local kwargs = nil
   if npos > 0 and args.is_options(positional[npos]) then
     kwargs = positional[npos]
     positional[npos] = nil
     npos = npos - 1
+  else
+    -- no keyword table: the generated binders, straight-line code the JIT compiles
+    local entry, n = binders_of(list, self_obj ~= nil)(self_obj, positional, npos, av, keep, bound)
+    if entry then return invoke(display, entry, n, outer, av, rv, nr, bound) end
   end
   -- the first overload's reason for not binding (why and its arguments), and the first repeated
   -- argument's name
@@ -338,33 +392,7 @@ local function call(display, list, self_obj, ...)
   for _, entry in ipairs(list) do
     if (self_obj == nil and entry.is_function) or (self_obj ~= nil and entry.is_method) then
       local n, reason, a, b, v, given = bind(entry, self_obj, positional, npos, kwargs, keep, bound, av)
-      if n then
-        local status = C.lt_op_call(entry.op, av, n, rv, MAX_RESULTS, nr)
-        -- out of memory: collect the garbage tensors, empty the caches, retry once (torch._memory);
-        -- not an op that writes its arguments (in-place, out=), which may have written some
-        if status == LT_ERR_MEMORY and not entry.aliased_returns and reclaim(status) then
-          status = C.lt_op_call(entry.op, av, n, rv, MAX_RESULTS, nr)
-        end
-        if status ~= 0 then
-          done(outer)
-          local msg = _C.last_error()
-          -- libtorch's own message may already name the op ("torch.lu_unpack: Expected tensor ...")
-          if msg:sub(1, #display + 2) ~= display .. ": " then msg = display .. ": " .. msg end
-          error(msg, user_level())
-        end
-        local count = nr[0]
-        local r = rv[0]
-        if count == 1 and r.tag == V.TENSOR and not entry.aliased_returns then
-          -- the common case, one fresh tensor: no result table
-          local t = wrap(ffi.cast(TensorHandle, r.p))
-          done(outer)
-          return t
-        end
-        local outs
-        outs, count = unpack_results(entry, count, bound, rv)
-        done(outer)
-        return unpack(outs, 1, count)
-      end
+      if n then return invoke(display, entry, n, outer, av, rv, nr, bound) end
       if why == nil then why, why_a, why_b, why_v, why_given = reason, a, b, v, given end
       if reason == REPEATED and repeated == nil then repeated = a end
     end
