@@ -54,7 +54,11 @@ local in_call = false
      far (a Tensor list packed for one overload is reused by the next: torch._dispatch_values)
      and `bound` the values bound to parameters. Emptied when the call ends (done()), so they
      hold nothing between calls; a nested call makes its own. ]]
-local shared_positional, shared_keep, shared_bound = {}, {}, {}
+local table_new = require "table.new"
+-- Sized so that their integer keys stay in the array part: shared_args stores nil into the unused
+-- slots up to 8, and storing nil under a key a table does not hold adds that key to its hash part,
+-- which then rehashed (and shrank) on every call (docs/PERFORMANCE.md, optimisation 27).
+local shared_positional, shared_keep, shared_bound = table_new(8, 0), {}, table_new(16, 0)
 local clear = require "table.clear"
 
 -- Ends a call: frees the shared buffers (outer: the call was nested and used its own).
@@ -313,7 +317,10 @@ local function user_level()
 end
 
 --[[ Calls the overload `entry` with its n arguments packed in av; returns its results. `outer`:
-     the caller's in_call (done() ends the call with it). ]]
+     the caller's in_call (done() ends the call with it). `bound` holds the arguments, and a
+     nested call's holds its `keep` (the shared one is an upvalue): call() hands over to this
+     function in a tail call, so these are what keeps the objects behind av's pointers alive
+     through a collection made before the call returns (an out-of-memory retry, a finalizer). ]]
 local function invoke(display, entry, n, outer, av, rv, nr, bound)
   local status = C.lt_op_call(entry.op, av, n, rv, MAX_RESULTS, nr)
   -- out of memory: collect the garbage tensors, empty the caches, retry once (torch._memory);
@@ -367,7 +374,8 @@ local function call(display, list, self_obj, ...)
   if outer then
     positional, npos = args.pack(...)
     av, rv, nr = ValueArray(MAX_ARGS), ValueArray(MAX_RESULTS), CountOut()
-    keep, bound = {}, {}
+    keep = {}
+    bound = { keep = keep }   -- (see invoke)
   else
     positional, npos = shared_args(...)
     av, rv, nr, keep, bound = argv, results, nresults, shared_keep, shared_bound

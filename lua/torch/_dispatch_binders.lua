@@ -114,7 +114,9 @@ local function binder_source(entry, k, is_method)
       emit("%s", absent(p, k, i))
     end
     emit("%s", pack_code(p, k, i))
-    if entry.aliased_returns then emit("bound[%d] = v", i) end
+    -- every value, as bind does: results that alias an argument are found here, and the table
+    -- keeps the Lua objects whose handles were packed alive until the call has returned
+    emit("bound[%d] = v", i)
   end
   emit("return %d", entry.nargs)
   out[#out + 1] = "end"

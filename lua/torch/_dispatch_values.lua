@@ -49,10 +49,50 @@ local function is_int(v) return type(v) == "number" and v == math.floor(v) and v
 
 ---------------------------------------------------------------- lists
 
+--[[ Fills arr[0 .. n-1] with the handles of the Tensors v[1 .. n]: returns whether some were nil
+     (holes, allowed when `optional`), or nil when an element is neither. FILL[n] does it for a
+     list of n <= 16 in straight-line code, made once with `load`: a loop here would start a trace
+     of its own, and LuaJIT cannot record the way back from it into the op call (NYI: return to
+     lower frame), so everything after it, the op call included, would run interpreted. ]]
+local function fill_loop(v, n, arr, optional)
+  local holes = false
+  for i = 1, n do
+    local x = v[i]
+    if istype(Ref, x) then arr[i - 1] = x.h
+    elseif x == nil and optional then arr[i - 1] = nil; holes = true
+    else return nil end
+  end
+  return holes
+end
+
+local FILL = {}
+for n = 1, 16 do
+  local src = { "local istype, Ref = ...", "return function(v, arr, optional)", "  local holes, x = false" }
+  for i = 1, n do
+    src[#src + 1] = ("  x = v[%d]; if istype(Ref, x) then arr[%d] = x.h elseif x == nil and optional then"
+      .. " arr[%d] = nil; holes = true else return nil end"):format(i, i - 1, i - 1)
+  end
+  src[#src + 1] = "  return holes\nend"
+  FILL[n] = assert(load(table.concat(src, "\n"), "=torch._dispatch_values FILL", "t"))(istype, Ref)
+end
+
 --[[ A table of Tensors as a handle array. The overloads a call tries share `keep`, and a list
      the call packed without holes is packed once: keep[v] is its array and keep[arr] its length
      (a foreach op with a Scalar argument tries its List and Tensor overloads first, and
      each would copy the same list again). ]]
+--[[ The length of a Tensor list: table.maxn, which counts past holes, as a list of optional Tensors
+     (Tensor?[]: `{nil, idx}`) needs. A list without holes takes `#v` when no key follows the last
+     element: table.maxn is not compiled (LuaJIT stitches the trace around it), and the trace
+     recorded after such a stitch cannot return into the op call (NYI), which then ran interpreted
+     (docs/PERFORMANCE.md, optimisation 27). ]]
+local maxn, next = table.maxn, next
+local function list_length(v, optional)
+  if optional then return maxn(v) end
+  local n = #v
+  -- keys beyond n: let maxn find the hole (next from key n, which v holds, or from the start)
+  if next(v, n > 0 and n or nil) ~= nil then return maxn(v) end
+  return n
+end
 local function pack_tensor_list(p, v, slot, keep)
   if type(v) ~= "table" then return false, "table of Tensors" end
   local tag = p.element_optional and V.OPT_TENSOR_LIST or V.TENSOR_LIST
@@ -61,15 +101,12 @@ local function pack_tensor_list(p, v, slot, keep)
     slot.tag, slot.p, slot.n = tag, arr, keep[arr]
     return true
   end
-  local n = table.maxn(v)
+  local n = list_length(v, p.element_optional)
   arr = TensorHandleArray(n > 0 and n or 1)
-  local holes = false
-  for i = 1, n do
-    local x = v[i]
-    if istype(Ref, x) then arr[i - 1] = x.h
-    elseif x == nil and p.element_optional then arr[i - 1] = nil; holes = true
-    else return false, "table of Tensors" end
-  end
+  local fill = FILL[n]
+  local holes
+  if fill then holes = fill(v, arr, p.element_optional) else holes = fill_loop(v, n, arr, p.element_optional) end
+  if holes == nil then return false, "table of Tensors" end
   if holes then keep[#keep + 1] = arr else keep[v], keep[arr] = arr, n end
   slot.tag, slot.p, slot.n = tag, arr, n
   return true
