@@ -2,7 +2,7 @@
   spec/bench/side_scripts_spec.lua — the diagnostic benchmarks beside bench/run.lua (the ones
   docs/PERFORMANCE.md quotes figures from) still run and print what their headers promise, at
   tiny sizes: after_burst, dispatch_breakdown, first_steps, memory_trace, varying_shapes,
-  peak_memory, mlp_phases, large_results, and make_image_folder + data_pipeline. Only the output's shape and that figures are numbers are
+  peak_memory, mlp_phases, large_results, foreach_calls, and make_image_folder + data_pipeline. Only the output's shape and that figures are numbers are
   checked (and that the slab is back to a small top after the burst); no timing is asserted.
 
   Run:  build/ltorch /usr/bin/busted spec/bench/side_scripts_spec.lua   (~15 s)
@@ -99,6 +99,16 @@ describe("bench side scripts at tiny sizes", function()
     assert.is_true(ok, out)
     for _, name in ipairs({ "left to the collector%)", "gt:mm%(x%):free%(%)", "torch%.scope%(function%(%) gt:mm%(x%) end%)" }) do
       assert.is_truthy(out:match(name .. "%s+[%d.]+ us"), name .. " missing in:\n" .. out)
+    end
+  end)
+
+  it("foreach_calls.lua times one call of each optimizer foreach op", function()
+    local out, ok = run("foreach_calls.lua 20")
+    assert.is_true(ok, out)
+    for _, name in ipairs({ "_foreach_add_", "_foreach_mul_", "_foreach_lerp_", "_foreach_addcmul_", "_foreach_sqrt" }) do
+      local us = out:match(name .. "%([^\n]-%)%s+([%d.]+) us")
+      assert.is_truthy(us, name .. " missing in:\n" .. out)
+      assert.is_true(tonumber(us) > 0, out)
     end
   end)
 
