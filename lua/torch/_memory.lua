@@ -464,15 +464,10 @@ end
      activations alive, a forward whose intermediates the containers release at once
      (torch.nn._release) never seemed to grow past it, and several steps' garbage (each step's
      output and loss) piled up: bench/peak_memory.lua's transformer 1.16x C++'s peak at 0.22
-     collections per step, 1.0x with this floor at one per step.
-     Then one small collection step. What a training step leaves to the collector (its output,
-     its loss, the graph's nodes: ~4 KB of C++ memory per handle, against the 512 bytes the
-     pacing above counts) is found only when a cycle ends, and a loop with little Lua garbage
-     of its own ends few: the 784-256-10 MLP ran ~430 steps per cycle, and the malloc heap,
-     fragmented by each batch of late frees, grew by 23–36 MiB from one half of
-     bench/workloads.lua's MLP ×N run to the other (peak RSS 535–547 MiB). A 4 KB step per
-     backward ends a cycle about every 100 steps: growth 0.6–0.9 MiB, peak RSS 401 MiB; it
-     costs ~4 µs per backward (docs/PERFORMANCE.md, optimisation 29). ]]
+     collections per step, 1.0x with this floor at one per step. Then a 4 KB collection step:
+     a step's output, loss and graph are freed only when a cycle ends; with little Lua garbage
+     of its own the MLP ran ~430 steps per cycle, and late batches of frees fragmented the
+     malloc heap (RSS +23–36 MiB); now ~100, ~4 µs a backward (docs/PERFORMANCE.md, 29). ]]
 local AFTER_BACKWARD_STEP_KB = 4
 function M.after_backward()
   live_after_backward_collect = tonumber(mem.live_bytes)
