@@ -22,7 +22,7 @@ local function time(name, fn)
     for _ = 1, n do fn() end
     best = math.min(best, (os.clock() - t0) / n * 1e6)
   end
-  print(("%-32s %6.2f us"):format(name, best))
+  print(("%-36s %6.2f us"):format(name, best))
 end
 
 torch.no_grad(function()

@@ -21,7 +21,7 @@ def bench(name, fn):
         for _ in range(n):
             fn()
         best = min(best, (time.process_time() - t0) / n * 1e6)
-    print("%-32s %6.2f us" % (name, best))
+    print("%-36s %6.2f us" % (name, best))
 
 
 with torch.no_grad():
