@@ -76,10 +76,6 @@ for n = 1, 16 do
   FILL[n] = assert(load(table.concat(src, "\n"), "=torch._dispatch_values FILL", "t"))(istype, Ref)
 end
 
---[[ A table of Tensors as a handle array. The overloads a call tries share `keep`, and a list
-     the call packed without holes is packed once: keep[v] is its array and keep[arr] its length
-     (a foreach op with a Scalar argument tries its List and Tensor overloads first, and
-     each would copy the same list again). ]]
 --[[ The length of a Tensor list: table.maxn, which counts past holes, as a list of optional Tensors
      (Tensor?[]: `{nil, idx}`) needs. A list without holes takes `#v` when no key follows the last
      element: table.maxn is not compiled (LuaJIT stitches the trace around it), and the trace
@@ -93,6 +89,11 @@ local function list_length(v, optional)
   if next(v, n > 0 and n or nil) ~= nil then return maxn(v) end
   return n
 end
+
+--[[ A table of Tensors as a handle array. The overloads a call tries share `keep`, and a list
+     the call packed without holes is packed once: keep[v] is its array and keep[arr] its length
+     (a foreach op with a Scalar argument tries its List and Tensor overloads first, and
+     each would copy the same list again). ]]
 local function pack_tensor_list(p, v, slot, keep)
   if type(v) ~= "table" then return false, "table of Tensors" end
   local tag = p.element_optional and V.OPT_TENSOR_LIST or V.TENSOR_LIST
