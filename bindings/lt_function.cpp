@@ -50,6 +50,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -76,7 +77,11 @@ struct Request {
 
 struct Job {
   std::function<void()> work;
-  at::ThreadLocalState tls;     /* the starting Lua thread's grad mode, autocast, ... */
+  /* The starting Lua thread's grad mode, autocast, ...: captured only for a job that runs on
+   * another thread. An inline job runs on the starting thread itself, whose state it already is;
+   * capturing and re-applying it cost ~3,000 instructions per backward, about 1 % of a small
+   * model's training step (docs/PERFORMANCE.md, optimisation 30). */
+  std::optional<at::ThreadLocalState> tls;
   std::thread thread;
   /* The starting Lua thread's warning handler: the engine's warnings go to its Lua call site. */
   c10::WarningHandler *warnings = c10::WarningUtils::get_warning_handler();
@@ -102,7 +107,8 @@ thread_local std::vector<Job *> tl_jobs;         /* jobs this thread started and
 
 void run_job(Job *job) {
   {
-    at::ThreadLocalStateGuard guard(job->tls);
+    std::optional<at::ThreadLocalStateGuard> guard;
+    if (job->tls) guard.emplace(*job->tls);
     c10::WarningUtils::WarningHandlerGuard warnings_guard(job->warnings);
     try {
       job->work();
@@ -188,8 +194,17 @@ struct LuaFunctionNode : torch::autograd::Node {
  * thread hand-off cost (the common case: a model of built-in ops). */
 Job *start_job(Job *job) {
   job->grad_mode = c10::GradMode::is_enabled();
+  const bool run_inline = g_live_callbacks.load() == 0 && tl_servicing.empty();
+  if (!run_inline) {
+    try {
+      job->tls.emplace();   /* on the starting thread, before another one runs the job */
+    } catch (...) {
+      delete job;
+      throw;
+    }
+  }
   tl_jobs.push_back(job);
-  if (g_live_callbacks.load() == 0 && tl_servicing.empty()) {
+  if (run_inline) {
     tl_inline_engine = true;
     run_job(job);
     tl_inline_engine = false;
