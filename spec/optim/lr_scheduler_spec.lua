@@ -296,4 +296,19 @@ describe("optim.lr_scheduler", function()
     r:step(torch.tensor(0.5, { dtype = torch.float32 }))
     assert.equals(0.5, r.best)
   end)
+
+  it("loads at its first use, not with the optimizers (a script that trains without one keeps a smaller heap)", function()
+    local bin = (arg and arg[-1]) or "build/ltorch"
+    local script = [[
+      local optim = require "torch.optim"
+      local before = package.loaded["torch.optim.lr_scheduler"] ~= nil
+      local S = optim.lr_scheduler
+      print(before, package.loaded["torch.optim.lr_scheduler"] == S, rawget(optim, "lr_scheduler") == S,
+        type(S.StepLR), optim.no_such_name)
+    ]]
+    local p = assert(io.popen(("%s -e %q 2>&1"):format(bin, script)))
+    local out = p:read("*a")
+    p:close()
+    assert.equals("false\ttrue\ttrue\ttable\tnil\n", out)
+  end)
 end)

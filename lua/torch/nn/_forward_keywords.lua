@@ -25,21 +25,33 @@ local generated = require "torch.nn._forward_sig_gen"
 
 local M = {}
 
-local registered = setmetatable({}, { __mode = "k" })   -- library class -> signature
+-- library class -> its PyTorch name, replaced by the parsed signature at its first keyword call
+local registered = setmetatable({}, { __mode = "k" })
 local cache = setmetatable({}, { __mode = "k" })        -- forward function -> signature or false
 local LOOSE = { Sequential = true, Identity = true }   -- forward(input): input may be any value, a table too
 
 --[[ register(nn): the library's classes take the generated PyTorch signatures. Called once by
-     torch.nn after its families are loaded. ]]
+     torch.nn after its families are loaded. Each signature is parsed at its class's first call
+     with a keyword table: parsed at load, the ~150 of them kept ~100 KB more of Lua heap alive
+     for every script, and each collector cycle marks the whole heap (docs/PERFORMANCE.md,
+     optimisation 31). ]]
 function M.register(nn)
-  for name, text in pairs(generated) do
+  for name in pairs(generated) do
     local cls = rawget(nn, name)
-    if cls ~= nil then
-      local sig = P.signature(name .. ".forward", text)
-      sig.strict = not LOOSE[name]
-      registered[cls] = sig
-    end
+    if cls ~= nil then registered[cls] = name end
   end
+end
+
+-- The generated signature of a library class, or nil for a class that has none.
+local function registered_signature(class)
+  local sig = registered[class]
+  if type(sig) == "string" then
+    local name = sig
+    sig = P.signature(name .. ".forward", generated[name])
+    sig.strict = not LOOSE[name]
+    registered[class] = sig
+  end
+  return sig
 end
 
 -- The signature of a forward written in Lua: its own parameter names after self.
@@ -60,7 +72,7 @@ local function signature(class, forward)
   if sig ~= nil then return sig end
   local c = class
   while c ~= nil and rawget(c, "forward") ~= forward do c = rawget(c, "__base") end
-  sig = (c and registered[c]) or lua_signature(class.__name, forward)
+  sig = (c and registered_signature(c)) or lua_signature(class.__name, forward)
   cache[forward] = sig
   return sig
 end

@@ -31,7 +31,7 @@ local muon = require "torch.optim.muon"
 local lbfgs = require "torch.optim.lbfgs"
 local sparse_adam = require "torch.optim.sparse_adam"
 
-return {
+local optim = {
   Optimizer = base.Optimizer,
   SGD = sgd.SGD,
   Adam = adam.Adam,
@@ -52,5 +52,13 @@ return {
     adadelta = adadelta.adadelta, adamax = adamax.adamax, nadam = nadam.nadam, radam = radam.radam,
     asgd = asgd.asgd, rprop = rprop.rprop, adafactor = adafactor.adafactor, muon = muon.muon,
     lbfgs = lbfgs.lbfgs, sparse_adam = sparse_adam.sparse_adam },
-  lr_scheduler = require "torch.optim.lr_scheduler",
 }
+-- optim.lr_scheduler is loaded at its first use: loaded with the optimizers, its ~20 schedulers
+-- kept ~100 KB more of Lua heap alive in every script that trains without one, and each
+-- collector cycle marks the whole heap (docs/PERFORMANCE.md, optimisation 31).
+return setmetatable(optim, { __index = function(t, k)
+  if k ~= "lr_scheduler" then return nil end
+  local schedulers = require "torch.optim.lr_scheduler"
+  rawset(t, k, schedulers)
+  return schedulers
+end })
