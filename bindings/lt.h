@@ -96,7 +96,7 @@ int64_t lt_device_memory_poll(void);
 void lt_device_empty_cache(void);
 /* device_bytes_made's counting rule applied to any tensor (spec): the bytes it would add now. */
 int64_t lt_debug_count_result(const lt_tensor *t);
-/* Freed tensor blocks of 128 KiB and more are kept mapped for reuse (bindings/lt_large_blocks.cpp):
+/* Freed tensor blocks of 32 KiB and more are kept mapped for reuse (bindings/lt_large_blocks.cpp):
  * the bytes so kept, and a call that unmaps them all (returns the bytes given back). */
 int64_t lt_large_blocks_cached(void);
 int64_t lt_large_blocks_release(void);

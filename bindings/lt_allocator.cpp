@@ -9,8 +9,8 @@
  * each block (size + the inner allocation's context and deleter), so live bytes are exact
  * without a side table and the data stays 64-byte aligned as libtorch expects. Blocks of up to
  * 1 KiB (header included) come from lt_small_blocks.cpp (per-thread free lists), blocks of
- * 128 KiB and more from lt_large_blocks.cpp (mapped apart from the malloc heap, cached for
- * reuse), the rest from libtorch's allocator. The counters are plain int64 fields that Lua
+ * 32 KiB and more from lt_large_blocks.cpp (mapped apart from the malloc heap, cached for
+ * reuse; from the heap when mmap refuses), the rest from libtorch's allocator. The counters are plain int64 fields that Lua
  * reads through the FFI without a call; the allocator never calls into Lua.
  *
  * Device memory is not this allocator's: non-CPU results feed an estimate (device_bytes_made,
@@ -179,7 +179,11 @@ struct CountingAllocator final : c10::Allocator {
     const size_t guarded = __atomic_load_n(&g_canaries, __ATOMIC_RELAXED) ? n : SIZE_MAX;
     if (guarded != SIZE_MAX) n += kCanaryBytes;  // the block is sized with its canary, reported without
     const bool profiling = n > 0 && c10::memoryProfilingEnabled();  // torch.profiler(profile_memory=True)
-    BlockHeader *header;
+    BlockHeader *header = nullptr;
+    // A block that should be mapped apart but cannot be (mmap refused: no memory, or the process's
+    // limit of mappings reached, ~65,000 by default) comes from the malloc heap instead.
+    const bool wants_mapping = n + kHeaderBytes >= lt::kLargeBlockBytes && lt::block_caches_enabled();
+    size_t mapped = 0;
     if (n + kHeaderBytes <= lt::kSmallBlockBytes && lt::block_caches_enabled()) {
       uint32_t size_class = 0;
       header = static_cast<BlockHeader *>(lt::small_block_take(n + kHeaderBytes, &size_class));
@@ -189,11 +193,9 @@ struct CountingAllocator final : c10::Allocator {
       header->inner_context = nullptr;
       header->inner_deleter = nullptr;
       header->small_class = size_class;
-    } else if (n + kHeaderBytes >= lt::kLargeBlockBytes && lt::block_caches_enabled()) {
-      size_t mapped = 0;
-      header = static_cast<BlockHeader *>(lt::large_block_take(lt::large_block_mapped_size(n), &mapped));
-      TORCH_CHECK_WITH(OutOfMemoryError, header != nullptr, "out of memory: could not map ", mapped,
-                       " bytes for a tensor of ", n, " bytes");
+    } else if (wants_mapping &&
+               (header = static_cast<BlockHeader *>(lt::large_block_take(lt::large_block_mapped_size(n), &mapped))) !=
+                   nullptr) {
       header->mapped = mapped;
       header->inner_context = nullptr;
       header->inner_deleter = nullptr;
@@ -207,7 +209,14 @@ struct CountingAllocator final : c10::Allocator {
       header->inner_deleter = &c10::free_cpu;
       header->inner_context = header;
     } else {
-      c10::DataPtr block = inner_->allocate(n + kHeaderBytes);
+      c10::DataPtr block;
+      try {
+        block = inner_->allocate(n + kHeaderBytes);
+      } catch (const c10::Error &) {
+        if (!wants_mapping) throw;
+        TORCH_CHECK_WITH(OutOfMemoryError, false, "out of memory: could not map or allocate ", n,
+                         " bytes for a tensor");
+      }
       header = static_cast<BlockHeader *>(block.get());
       header->mapped = 0;
       header->small_class = 0;

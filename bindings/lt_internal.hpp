@@ -143,8 +143,11 @@ void *small_block_take(size_t bytes, uint32_t *size_class);
 void small_block_give(void *block, uint32_t size_class);
 
 /* Tensor blocks of kLargeBlockBytes and more (lt_large_blocks.cpp): mapped apart from the malloc
- * heap and cached for reuse by size class. large_block_take returns nullptr when mmap fails. */
-constexpr size_t kLargeBlockBytes = 128 * 1024;
+ * heap and cached for reuse by size class. large_block_take returns nullptr when mmap fails.
+ * 32 KiB: a training step's activations and gradients of 32–128 KiB (a 64 x 256 float layer is
+ * 64 KiB) taken from the malloc heap landed where glibc split and unlinked fragmented chunks,
+ * out of the cache (docs/PERFORMANCE.md, optimisation 32). */
+constexpr size_t kLargeBlockBytes = 32 * 1024;
 size_t large_block_mapped_size(size_t bytes);
 void *large_block_take(size_t wanted, size_t *mapped);  // *mapped: the block's size (>= wanted)
 void large_block_give(void *block, size_t mapped);

@@ -1,5 +1,5 @@
 /*
- * lt_large_blocks.cpp — where the CPU allocator (lt_allocator.cpp) gets tensor blocks of 128 KiB
+ * lt_large_blocks.cpp — where the CPU allocator (lt_allocator.cpp) gets tensor blocks of 32 KiB
  * and more: mapped apart from the malloc heap, and kept for reuse when freed.
  *
  * Why: ltorch frees tensors in collector batches, in no particular order. On the malloc heap
@@ -61,7 +61,7 @@ Cache &cache() {
 namespace lt {
 
 /* The size to map for a tensor of `data_bytes` (its header goes in front): cached sizes are the
- * data size rounded up to quarter-octave classes (128, 160, 192, 224, 256, 320, ... KiB), plus
+ * data size rounded up to quarter-octave classes (32, 40, 48, 56, 64, 80, ... KiB), plus
  * one page for the header, so that tensors of nearby sizes share blocks and a power-of-two
  * tensor is not pushed into the next class by its header; that wastes at most a quarter of a
  * block (a ninth on average). Uncached sizes (above 32 MiB) are rounded to whole pages only. */
@@ -103,7 +103,7 @@ void large_block_give(void *block, size_t mapped) {
   if (keep) {
     Cache &c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
-    // At most ~33 size classes (quarter octaves from 128 KiB to 32 MiB): this scan is short.
+    // At most ~41 size classes (quarter octaves from 32 KiB to 32 MiB): this scan is short.
     for (auto it = c.free_by_size.begin(); c.cached_bytes + mapped > kCacheCapBytes && it != c.free_by_size.end();
          ++it) {
       if (it->first == mapped) continue;

@@ -368,7 +368,7 @@ function M.stats()
     live_bytes = tonumber(mem.live_bytes),
     peak_bytes = tonumber(mem.peak_bytes),
     allocations = tonumber(mem.allocations),
-    cached_bytes = tonumber(C.lt_large_blocks_cached()),          -- freed blocks of 128 KiB+ kept mapped
+    cached_bytes = tonumber(C.lt_large_blocks_cached()),          -- freed blocks of 32 KiB+ kept mapped
     cached_small_bytes = tonumber(C.lt_small_blocks_cached()),   -- freed blocks of <= 1 KiB this thread keeps
     device_bytes_made = tonumber(mem.device_bytes_made),   -- estimate of device memory made (a total)
     gc_cycles = slab.cycles or 0,   -- Lua GC cycles finished so far (the slab's sentinel)

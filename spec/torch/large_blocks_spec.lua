@@ -1,5 +1,5 @@
 --[[
-  spec/torch/large_blocks_spec.lua — tensor blocks of 128 KiB and more are mapped apart from the
+  spec/torch/large_blocks_spec.lua — tensor blocks of 32 KiB and more are mapped apart from the
   malloc heap and kept for reuse when freed (bindings/lt_large_blocks.cpp).
 
   Checked: a freed block is kept (torch.memory_stats().cached_bytes) and the next tensor of the
@@ -77,9 +77,63 @@ describe("large tensor blocks", function()
     assert.is_true(cached() > 0)
   end)
 
+  -- In a fresh process: the address-space limit must not reach the suite's own allocations.
+  it_cached("takes a block from the malloc heap when it cannot be mapped (no address space left)", function()
+    local r = fresh.run [==[
+local ffi = require "ffi"
+ffi.cdef [[
+typedef struct { unsigned long cur, max; } lt_spec_rlimit;
+int getrlimit(int resource, lt_spec_rlimit *r);
+int setrlimit(int resource, const lt_spec_rlimit *r);
+]]
+local RLIMIT_AS = 9
+local function vm_kb()
+  for line in io.lines("/proc/self/status") do
+    local kb = line:match("^VmSize:%s+(%d+)%s+kB")
+    if kb then return tonumber(kb) end
+  end
+end
+-- Free room on the malloc heap: 28 KiB tensors (under the mapping threshold) made and freed.
+local hold = {}
+for i = 1, 2000 do hold[i] = torch.empty(7 * 1024) end
+for i = 1, 2000 do hold[i]:free() end
+hold = nil
+torch.collect()
+local out = {}
+local lim = ffi.new("lt_spec_rlimit")
+assert(ffi.C.getrlimit(RLIMIT_AS, lim) == 0)
+collectgarbage("collect"); collectgarbage("stop")
+-- No address space left for a new mapping: a 64 KiB tensor cannot be mapped apart.
+lim.cur = (vm_kb() + 32) * 1024
+assert(ffi.C.setrlimit(RLIMIT_AS, lim) == 0)
+local ok, t = pcall(torch.ones, 64, 256)
+local sum = ok and t:sum():item() or tostring(t)
+if ok then t:free() end
+local cached = torch.memory_stats().cached_bytes
+lim.cur = lim.max
+ffi.C.setrlimit(RLIMIT_AS, lim)
+collectgarbage("restart")
+print(require("cjson").encode({ ok = ok, sum = sum, cached = cached }))
+]==]
+    assert.is_true(r.ok, tostring(r.sum))
+    assert.are.equal(64 * 256, r.sum)
+    assert.are.equal(0, r.cached, "the block was mapped after all")
+  end)
+
   it_cached("never keeps small tensors", function()
     for _ = 1, 100 do torch.empty(1000):free() end   -- 4 KB each
     assert.are.equal(0, cached())
+  end)
+
+  it_cached("keeps blocks from 32 KiB up (a 64 x 256 layer's activations), none below", function()
+    torch.empty(7 * 1024):free()    -- 28 KiB: the malloc heap
+    assert.are.equal(0, cached())
+    torch.empty(16 * 1024):free()   -- 64 KiB: mapped, then kept
+    local kept = cached()
+    assert.is_true(kept >= 64 * 1024 and kept < 80 * 1024, "kept " .. kept)
+    local again = torch.empty(64, 256)   -- the same class takes it back
+    assert.are.equal(0, cached())
+    again:free()
   end)
 
   it_cached("keeps at most 256 MiB, evicting other sizes for a newly freed block", function()
@@ -125,7 +179,7 @@ end
 local w = torch.randn(784, 256)
 local x = torch.randn(64, 784)
 local function step()
-  local h = x:matmul(w):relu()   -- 64 KiB: heap
+  local h = x:matmul(w):relu()   -- 64 KiB: mapped
   local g = x:t():matmul(h)      -- 784x256: 800 KiB, mapped
   local s = torch.randn(37)       -- small, between the big ones
   return g:sum():item() + s:sum():item()
