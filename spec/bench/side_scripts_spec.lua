@@ -2,7 +2,7 @@
   spec/bench/side_scripts_spec.lua — the diagnostic benchmarks beside bench/run.lua (the ones
   docs/PERFORMANCE.md quotes figures from) still run and print what their headers promise, at
   tiny sizes: after_burst, dispatch_breakdown, first_steps, memory_trace, varying_shapes,
-  peak_memory, mlp_phases, large_results, foreach_calls, and make_image_folder + data_pipeline. Only the output's shape and that figures are numbers are
+  peak_memory, mlp_phases, large_results, foreach_calls, library_heap, and make_image_folder + data_pipeline. Only the output's shape and that figures are numbers are
   checked (and that the slab is back to a small top after the burst); no timing is asserted.
 
   Run:  build/ltorch /usr/bin/busted spec/bench/side_scripts_spec.lua   (~15 s)
@@ -110,6 +110,22 @@ describe("bench side scripts at tiny sizes", function()
       assert.is_truthy(us, name .. " missing in:\n" .. out)
       assert.is_true(tonumber(us) > 0, out)
     end
+  end)
+
+  it("library_heap.lua times a + b with the torch heap alone and with torch.nn and torch.optim loaded", function()
+    local kb = {}
+    for _, mode in ipairs({ "torch", "nn" }) do
+      local out, ok = run("library_heap.lua " .. mode .. " 2000")
+      assert.is_true(ok, out)
+      local heap, us = out:match("library_heap " .. mode .. ": heap (%d+) KB, a %+ b ([%d.]+) us/op")
+      assert.is_truthy(heap, out)
+      assert.is_true(tonumber(us) > 0, out)
+      kb[mode] = tonumber(heap)
+    end
+    assert.is_true(kb.nn > kb.torch, "torch.nn and torch.optim add to the heap")
+    local out, ok = run("library_heap.lua torchvision 10")
+    assert.is_false(ok)
+    assert.is_truthy(out:find("MODE must be 'torch' or 'nn', got 'torchvision'", 1, true), out)
   end)
 
   it("peak_memory.lua prints peak and base live bytes and GC cycles per step, peak at least base", function()
