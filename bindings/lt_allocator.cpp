@@ -10,8 +10,9 @@
  * without a side table and the data stays 64-byte aligned as libtorch expects. Blocks of up to
  * 1 KiB (header included) come from lt_small_blocks.cpp (per-thread free lists), blocks of
  * 32 KiB and more from lt_large_blocks.cpp (mapped apart from the malloc heap, cached for
- * reuse; from the heap when mmap refuses), the rest from libtorch's allocator. The counters are plain int64 fields that Lua
- * reads through the FFI without a call; the allocator never calls into Lua.
+ * reuse; from the heap when mmap refuses), the rest from libtorch's allocator. The counters
+ * are plain int64 fields that Lua reads through the FFI without a call; the allocator never
+ * calls into Lua.
  *
  * Device memory is not this allocator's: non-CPU results feed an estimate (device_bytes_made,
  * each fresh storage once), and lt_device_memory_poll() / lt_device_empty_cache() read and empty

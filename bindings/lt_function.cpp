@@ -79,7 +79,7 @@ struct Job {
   std::function<void()> work;
   /* The starting Lua thread's grad mode, autocast, ...: captured only for a job that runs on
    * another thread. An inline job runs on the starting thread itself, whose state it already is;
-   * capturing and re-applying it cost ~3,000 instructions per backward, about 1 % of a small
+   * capturing and re-applying it cost ~11,000 instructions per backward, about 1 % of a small
    * model's training step (docs/PERFORMANCE.md, optimisation 30). */
   std::optional<at::ThreadLocalState> tls;
   std::thread thread;
