@@ -6,19 +6,31 @@
   (docs/PERFORMANCE.md, "The gap that is left, taken apart again (2026-12-07)").
 
   Run:  taskset -c 1 build/ltorch bench/library_heap.lua torch [N]   (require "torch" only)
-        taskset -c 1 build/ltorch bench/library_heap.lua nn [N]      (also torch.nn, torch.optim)
+        taskset -c 1 build/ltorch bench/library_heap.lua mlp [N]     (what an MLP training script loads)
+        taskset -c 1 build/ltorch bench/library_heap.lua all [N]     (every part of torch.nn and torch.optim)
+  `all` is the heap every script had before torch.nn and torch.optim loaded their parts at first
+  use (torch._lazy_namespace, optimisation 33); `mlp` builds bench/workloads.lua's MLP, its AdamW
+  and one cross-entropy loss, which load the parts such a script uses.
   N: timed `a + b` calls (default 1,000,000, after 200,000 untimed).
   Output: one line "library_heap <mode>: heap <KB> KB, a + b <µs> us/op" (process CPU time).
 ]]
 local torch = require "torch"
 
 local mode, n = arg[1] or "torch", tonumber(arg[2] or 1000000)
-if mode ~= "torch" and mode ~= "nn" then
-  error("library_heap: MODE must be 'torch' or 'nn', got '" .. tostring(mode) .. "'")
+if mode ~= "torch" and mode ~= "mlp" and mode ~= "all" then
+  error("library_heap: MODE must be 'torch', 'mlp' or 'all', got '" .. tostring(mode) .. "'")
 end
-if mode == "nn" then
-  require "torch.nn"
-  require "torch.optim"
+if mode == "mlp" then
+  local nn = torch.nn
+  local model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+  torch.optim.AdamW(model:parameters(), { lr = 1e-3 })
+  torch.nn.functional.cross_entropy(model(torch.randn(2, 784)), torch.tensor({ 1, 2 }))
+elseif mode == "all" then
+  local lazy = require "torch._lazy_namespace"
+  for _, t in ipairs({ torch.nn, torch.nn.functional, torch.nn.utils, torch.optim, torch.optim.functional }) do
+    lazy.load_all(t)
+  end
+  local _ = torch.optim.lr_scheduler
 end
 collectgarbage("collect")
 

@@ -112,9 +112,9 @@ describe("bench side scripts at tiny sizes", function()
     end
   end)
 
-  it("library_heap.lua times a + b with the torch heap alone and with torch.nn and torch.optim loaded", function()
+  it("library_heap.lua times a + b with the torch heap alone, an MLP script's and the whole library's", function()
     local kb = {}
-    for _, mode in ipairs({ "torch", "nn" }) do
+    for _, mode in ipairs({ "torch", "mlp", "all" }) do
       local out, ok = run("library_heap.lua " .. mode .. " 2000")
       assert.is_true(ok, out)
       local heap, us = out:match("library_heap " .. mode .. ": heap (%d+) KB, a %+ b ([%d.]+) us/op")
@@ -122,10 +122,11 @@ describe("bench side scripts at tiny sizes", function()
       assert.is_true(tonumber(us) > 0, out)
       kb[mode] = tonumber(heap)
     end
-    assert.is_true(kb.nn > kb.torch, "torch.nn and torch.optim add to the heap")
+    assert.is_true(kb.mlp > kb.torch, "the MLP's parts add to the heap")
+    assert.is_true(kb.all > kb.mlp + 300, "the parts an MLP does not use stay unloaded")
     local out, ok = run("library_heap.lua torchvision 10")
     assert.is_false(ok)
-    assert.is_truthy(out:find("MODE must be 'torch' or 'nn', got 'torchvision'", 1, true), out)
+    assert.is_truthy(out:find("MODE must be 'torch', 'mlp' or 'all', got 'torchvision'", 1, true), out)
   end)
 
   it("peak_memory.lua prints peak and base live bytes and GC cycles per step, peak at least base", function()

@@ -181,7 +181,7 @@ end
 -- The functional losses (F.cross_entropy, ...).
 local function wrap_losses(st)
   for fname, cname in pairs(M.loss_names) do
-    if rawget(F, fname) then
+    if F[fname] then   -- loads torch.nn.functional_loss
       patch(st, F, fname, function(orig)
         return function(input, target, o)
           record_loss(st, function(a, b) return orig(a, b, o) end, cname, input, target)
@@ -310,7 +310,7 @@ local function wrap_steps(st)
     end
   end
   patch(st, Optimizer, "step", wrap_step)
-  for _, class in pairs(torch.optim) do
+  for _, class in pairs(require("torch._lazy_namespace").load_all(torch.optim)) do
     if type(class) == "table" and class ~= Optimizer and rawget(class, "step") and class.zero_grad == Optimizer.zero_grad then
       patch(st, class, "step", wrap_step)
     end

@@ -21,37 +21,35 @@
   first parameter is never a table (every layer but Sequential and Identity).
 ]]
 local P = require "torch._pysig"
+local lazy = require "torch._lazy_namespace"
 local generated = require "torch.nn._forward_sig_gen"
 
 local M = {}
 
--- library class -> its PyTorch name, replaced by the parsed signature at its first keyword call
+-- library class -> its parsed PyTorch signature, or false for a class that has none
 local registered = setmetatable({}, { __mode = "k" })
 local cache = setmetatable({}, { __mode = "k" })        -- forward function -> signature or false
 local LOOSE = { Sequential = true, Identity = true }   -- forward(input): input may be any value, a table too
 
---[[ register(nn): the library's classes take the generated PyTorch signatures. Called once by
-     torch.nn after its families are loaded. Each signature is parsed at its class's first call
-     with a keyword table: parsed at load, the ~150 of them kept ~100 KB more of Lua heap alive
-     for every script, and each collector cycle marks the whole heap (docs/PERFORMANCE.md,
-     optimisation 31). ]]
-function M.register(nn)
-  for name in pairs(generated) do
-    local cls = rawget(nn, name)
-    if cls ~= nil then registered[cls] = name end
-  end
-end
-
--- The generated signature of a library class, or nil for a class that has none.
+--[[ The generated signature of a library class, or nil for a class that has none. A class is the
+     library's when torch.nn's index gives it under its own name (a user's Module:extend("Linear")
+     is not, even when put in torch.nn as nn.Linear). Looked up and parsed at the class's first call with a keyword table: torch.nn
+     loads its families at first use, and the ~150 signatures parsed at load kept ~100 KB more of
+     Lua heap alive for every script, which each collector cycle marks (docs/PERFORMANCE.md,
+     optimisations 31 and 33). ]]
 local function registered_signature(class)
   local sig = registered[class]
-  if type(sig) == "string" then
-    local name = sig
-    sig = P.signature(name .. ".forward", generated[name])
-    sig.strict = not LOOSE[name]
+  if sig == nil then
+    local name = rawget(class, "__name")
+    local nn = package.loaded["torch.nn"]
+    sig = false
+    if type(name) == "string" and generated[name] and nn and lazy.indexed(nn, name) == class then
+      sig = P.signature(name .. ".forward", generated[name])
+      sig.strict = not LOOSE[name]
+    end
     registered[class] = sig
   end
-  return sig
+  return sig or nil
 end
 
 -- The signature of a forward written in Lua: its own parameter names after self.

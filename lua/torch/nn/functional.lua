@@ -55,22 +55,43 @@ end
 function M._warn(msg) require("torch._warnings").warn(msg) end
 A.warn = function(msg) return M._warn(msg) end
 
-for _, name in ipairs({ "torch.nn.functional_loss", "torch.nn.functional_activation", "torch.nn.functional_layers",
-  "torch.nn.functional_vision", "torch.nn.functional_pooling", "torch.nn.functional_mha" }) do
-  for k, v in pairs(require(name)) do M[k] = v end
-end
-
 -- Attention (lua/torch/nn/functional_attention.lua); its mask warnings go through M._warn too.
 M.scaled_dot_product_attention = attention.scaled_dot_product_attention
 M._canonical_mask = attention._canonical_mask
 attention._warn = function(msg) return M._warn(msg) end
 
--- Every other functional op comes from the generated surface: torch.nn.functional.conv2d,
--- pad, linear, ... (the schema's nn-module ops and torch functions). A factory
--- written by hand in torch._creation (range, with its guard against libtorch's division by zero;
--- arange) is taken from there, so no route reaches the raw op around it.
-setmetatable(M, {
-  __index = function(t, k)
+-- The hand-written functions load with their file at the first read of one of their names
+-- (torch._lazy_namespace; the index below is checked against the files by
+-- spec/torch/lazy_namespace_spec.lua). Every other functional op comes from the generated
+-- surface: torch.nn.functional.conv2d, pad, linear, ... (the schema's nn-module ops and torch
+-- functions). A factory written by hand in torch._creation (range, with its guard against
+-- libtorch's division by zero; arange) is taken from there, so no route reaches the raw op
+-- around it.
+return require("torch._lazy_namespace").install(M, {
+  name = "torch.nn.functional",
+  parts = {
+    { "torch.nn.functional_loss", { "_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+      "cosine_embedding_loss", "cross_entropy", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",
+      "huber_loss", "kl_div", "l1_loss", "margin_ranking_loss", "mse_loss", "multi_margin_loss",
+      "multilabel_margin_loss", "multilabel_soft_margin_loss", "nll_loss", "poisson_nll_loss", "smooth_l1_loss",
+      "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss" } },
+    { "torch.nn.functional_activation", { "alpha_dropout", "celu", "dropout", "dropout1d", "dropout2d",
+      "dropout3d", "elu", "feature_alpha_dropout", "gelu", "glu", "gumbel_softmax", "hardsigmoid", "hardswish",
+      "hardtanh", "leaky_relu", "log_softmax", "logsigmoid", "mish", "normalize", "relu", "relu6", "rrelu", "selu",
+      "sigmoid", "silu", "softmax", "softmin", "softsign", "tanh", "tanhshrink", "threshold" } },
+    { "torch.nn.functional_layers", { "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+      "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices",
+      "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "batch_norm", "embedding", "group_norm",
+      "instance_norm", "interpolate", "layer_norm", "max_pool1d", "max_pool1d_with_indices", "max_pool2d",
+      "max_pool2d_with_indices", "max_pool3d", "max_pool3d_with_indices" } },
+    { "torch.nn.functional_vision", { "affine_grid", "fold", "grid_sample", "local_response_norm", "unfold",
+      "upsample", "upsample_bilinear", "upsample_nearest" } },
+    { "torch.nn.functional_pooling", { "embedding_bag", "fractional_max_pool2d",
+      "fractional_max_pool2d_with_indices", "fractional_max_pool3d", "fractional_max_pool3d_with_indices",
+      "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d" } },
+    { "torch.nn.functional_mha", { "_forward", "multi_head_attention_forward" } },
+  },
+  otherwise = function(t, k)
     if type(k) ~= "string" then return nil end
     local own = rawget(creation, k)
     local f = type(own) == "function" and own or require("torch._dispatch").function_for(k, "torch.nn.functional." .. k)
@@ -78,5 +99,3 @@ setmetatable(M, {
     return f
   end,
 })
-
-return M

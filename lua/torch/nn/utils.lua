@@ -22,7 +22,8 @@
   fuse_linear_bn_eval/_weights, convert_conv2d/3d_weight_memory_format (torch.nn.utils_fusion);
   weight_norm, remove_weight_norm, spectral_norm, remove_spectral_norm, the hook forms
   (torch.nn.utils_norm_hooks); nn.utils.parametrize (torch.nn.parametrize) and
-  nn.utils.parametrizations (torch.nn.parametrizations); nn.utils.rnn (torch.nn.utils_rnn).
+  nn.utils.parametrizations (torch.nn.parametrizations); nn.utils.rnn (torch.nn.utils_rnn). Each
+  of those files loads at the first read of one of its names (torch._lazy_namespace).
 
   Arguments bind as PyTorch's (positional, keyword or mixed: clip_grad_norm_{parameters = ps, max_norm = 1}).
   `params` is a Lua array of tensors (model:parameters()) or one tensor. The norms of many
@@ -37,9 +38,9 @@
 ]]
 local torch = require "torch"
 local P = require "torch._pysig"
+local lazy = require "torch._lazy_namespace"
 
 local M = {}
-M.rnn = require "torch.nn.utils_rnn"   -- torch.nn.utils.rnn: PackedSequence, pack_padded_sequence, ...
 
 local function shape(t) return "[" .. table.concat(t:size(), ", ") .. "]" end
 
@@ -267,12 +268,18 @@ end
 report_mt.__tostring = M.format_grad_flow
 
 ---------------------------------------------------------------- the rest of torch.nn.utils
-for _, part in ipairs({ "torch.nn.utils_params", "torch.nn.utils_fusion", "torch.nn.utils_norm_hooks" }) do
-  for k, v in pairs(require(part)) do
-    if k:sub(1, 1) ~= "_" then M[k] = v end
-  end
-end
-M.parametrize = require "torch.nn.parametrize"
-M.parametrizations = require "torch.nn.parametrizations"
-
-return M
+-- Loaded at first use; the index names each file's public names (spec/torch/lazy_namespace_spec.lua).
+return lazy.install(M, {
+  name = "torch.nn.utils",
+  parts = {
+    { "torch.nn.utils_params", { "parameters_to_vector", "skip_init", "vector_to_parameters" } },
+    { "torch.nn.utils_fusion", { "convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format",
+      "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights" } },
+    { "torch.nn.utils_norm_hooks", { "remove_spectral_norm", "remove_weight_norm", "spectral_norm", "weight_norm" } },
+  },
+  fields = {
+    rnn = "torch.nn.utils_rnn",   -- torch.nn.utils.rnn: PackedSequence, pack_padded_sequence, ...
+    parametrize = "torch.nn.parametrize",
+    parametrizations = "torch.nn.parametrizations",
+  },
+})

@@ -15,50 +15,40 @@
   (optim.functional.sgd, .adam, ...; LBFGS's is .lbfgs(opt, closure)) with the algorithm in its
   doc comment. Schedulers: see lua/torch/optim/lr_scheduler.lua.
 ]]
-local base = require "torch.optim.optimizer"
-local sgd = require "torch.optim.sgd"
-local adam = require "torch.optim.adam"
-local rmsprop = require "torch.optim.rmsprop"
-local adagrad = require "torch.optim.adagrad"
-local adadelta = require "torch.optim.adadelta"
-local adamax = require "torch.optim.adamax"
-local nadam = require "torch.optim.nadam"
-local radam = require "torch.optim.radam"
-local asgd = require "torch.optim.asgd"
-local rprop = require "torch.optim.rprop"
-local adafactor = require "torch.optim.adafactor"
-local muon = require "torch.optim.muon"
-local lbfgs = require "torch.optim.lbfgs"
-local sparse_adam = require "torch.optim.sparse_adam"
+local lazy = require "torch._lazy_namespace"
 
-local optim = {
-  Optimizer = base.Optimizer,
-  SGD = sgd.SGD,
-  Adam = adam.Adam,
-  AdamW = adam.AdamW,
-  RMSprop = rmsprop.RMSprop,
-  Adagrad = adagrad.Adagrad,
-  Adadelta = adadelta.Adadelta,
-  Adamax = adamax.Adamax,
-  NAdam = nadam.NAdam,
-  RAdam = radam.RAdam,
-  ASGD = asgd.ASGD,
-  Rprop = rprop.Rprop,
-  Adafactor = adafactor.Adafactor,
-  Muon = muon.Muon,
-  LBFGS = lbfgs.LBFGS,
-  SparseAdam = sparse_adam.SparseAdam,
-  functional = { sgd = sgd.sgd, adam = adam.adam, rmsprop = rmsprop.rmsprop, adagrad = adagrad.adagrad,
-    adadelta = adadelta.adadelta, adamax = adamax.adamax, nadam = nadam.nadam, radam = radam.radam,
-    asgd = asgd.asgd, rprop = rprop.rprop, adafactor = adafactor.adafactor, muon = muon.muon,
-    lbfgs = lbfgs.lbfgs, sparse_adam = sparse_adam.sparse_adam },
+-- Each file loads at the first read of one of its names (optim.AdamW loads torch.optim.adam):
+-- a script keeps only the optimizers it uses in its Lua heap, which every collector cycle marks
+-- (torch._lazy_namespace; docs/PERFORMANCE.md, optimisations 31 and 33). The index is checked
+-- against the files by spec/torch/lazy_namespace_spec.lua.
+local files = {   -- { module, its optimizer classes, its update function }
+  { "torch.optim.optimizer", { "Optimizer" } },
+  { "torch.optim.sgd", { "SGD" }, "sgd" },
+  { "torch.optim.adam", { "Adam", "AdamW" }, "adam" },
+  { "torch.optim.rmsprop", { "RMSprop" }, "rmsprop" },
+  { "torch.optim.adagrad", { "Adagrad" }, "adagrad" },
+  { "torch.optim.adadelta", { "Adadelta" }, "adadelta" },
+  { "torch.optim.adamax", { "Adamax" }, "adamax" },
+  { "torch.optim.nadam", { "NAdam" }, "nadam" },
+  { "torch.optim.radam", { "RAdam" }, "radam" },
+  { "torch.optim.asgd", { "ASGD" }, "asgd" },
+  { "torch.optim.rprop", { "Rprop" }, "rprop" },
+  { "torch.optim.adafactor", { "Adafactor" }, "adafactor" },
+  { "torch.optim.muon", { "Muon" }, "muon" },
+  { "torch.optim.lbfgs", { "LBFGS" }, "lbfgs" },
+  { "torch.optim.sparse_adam", { "SparseAdam" }, "sparse_adam" },
 }
--- optim.lr_scheduler is loaded at its first use: loaded with the optimizers, its ~20 schedulers
--- kept ~100 KB more of Lua heap alive in every script that trains without one, and each
--- collector cycle marks the whole heap (docs/PERFORMANCE.md, optimisation 31).
-return setmetatable(optim, { __index = function(t, k)
-  if k ~= "lr_scheduler" then return nil end
-  local schedulers = require "torch.optim.lr_scheduler"
-  rawset(t, k, schedulers)
-  return schedulers
-end })
+local classes, functions = {}, {}
+for _, f in ipairs(files) do
+  classes[#classes + 1] = { f[1], f[2] }
+  if f[3] then functions[#functions + 1] = { f[1], { f[3] } } end
+end
+
+-- optim.functional: each update as a plain function (optim.functional.adam, ...)
+local functional = lazy.install({}, { name = "torch.optim.functional", parts = functions })
+
+return lazy.install({ functional = functional }, {
+  name = "torch.optim",
+  parts = classes,
+  fields = { lr_scheduler = "torch.optim.lr_scheduler" },   -- ~20 schedulers, loaded at first use too
+})

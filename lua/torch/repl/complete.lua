@@ -11,7 +11,8 @@
   Members of: tables (their keys, then the __index chain when it is a table), nn modules
   (parameters, buffers, children, the class chain), Tensors (hand-written methods and getters
   plus every generated method: torch._dispatch's index), torch itself and torch.linalg /
-  special / fft (plus the generated functions that load on first use), strings (string.*).
+  special / fft (plus the generated functions that load on first use), the names a lazy
+  namespace (torch.nn, torch.optim, ...: torch._lazy_namespace) would load, strings (string.*).
   Names starting with `_` are offered only when the typed part starts with `_`. Evaluating
   the path only reads fields (a lazy submodule such as torch.nn may load); errors offer nothing.
 ]]
@@ -68,6 +69,8 @@ local function members(v, methods_only)
       if rawget(torch, ns) == v then generated("f", ns .. "_", out) end
     end
   end
+  local lazy_names = require("torch._lazy_namespace").names(v)   -- torch.nn's families not loaded yet, ...
+  if lazy_names then for _, k in ipairs(lazy_names) do out[k] = true end end
   local t, hops = v, 0
   while type(t) == "table" and hops < 10 do
     add_keys(t, out)

@@ -64,6 +64,8 @@ end
 -- The list, sorted by name: { {name, kind}, ... } with kind "function", "method" or "class".
 function M.public()
   local list, seen = {}, {}
+  local lazy = require "torch._lazy_namespace"
+  for _, t in ipairs({ torch.nn, torch.nn.functional, torch.optim }) do lazy.load_all(t) end
   members(list, seen, torch, "torch.", "function", "function")
   members(list, seen, T.Tensor, "torch.Tensor.", "function", "method")
   members(list, seen, torch.nn, "torch.nn.", "class", "class")
