@@ -29,7 +29,7 @@ local _C = require "torch._C"
 local base = require "torch.optim.optimizer"
 local U = require "torch.optim._util"
 local P = require "torch._pysig"
-local None = require("torch.serialization.pickle").None
+local None = require "torch.serialization.none"
 local wolfe = require "torch.optim._strong_wolfe"
 
 local istype, Ref = ffi.istype, _C.Ref

@@ -24,7 +24,7 @@
 ]]
 local B = require "torch.optim.lr_scheduler_base"
 local P = require "torch._pysig"
-local None = require("torch.serialization.pickle").None
+local None = require "torch.serialization.none"
 
 local M = {}
 

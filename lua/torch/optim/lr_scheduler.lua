@@ -27,7 +27,7 @@
   (torch.serialization.None) for a function, a copy of the fields of a callable table.
 ]]
 local B = require "torch.optim.lr_scheduler_base"
-local None = require("torch.serialization.pickle").None
+local None = require "torch.serialization.none"
 local P = require "torch._pysig"
 
 local LRScheduler, options = B.LRScheduler, B.options

@@ -14,7 +14,7 @@
 local torch = require "torch"
 local base = require "torch.optim.optimizer"
 local U = require "torch.optim._util"
-local None = require("torch.serialization.pickle").None
+local None = require "torch.serialization.none"
 local P = require "torch._pysig"
 
 local M = {}

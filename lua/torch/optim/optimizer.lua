@@ -62,7 +62,7 @@ end
      returns an error message for a bad hyper-parameter, or nil. signature: PyTorch's Python
      signature of the constructor, "params, lr=0.001, ..."; with it, positional, keyword and
      mixed calls bind as in Python. ]]
-local None = require("torch.serialization.pickle").None
+local None = require "torch.serialization.none"
 
 --[[ PyTorch's implementation switches (capturable, differentiable, fused), for the optimizers
      whose signature has them: their PyTorch defaults join the class's defaults (so param_groups

@@ -35,7 +35,7 @@
 local ffi = require "ffi"
 
 local M = {}
-M.None = setmetatable({}, { __tostring = function() return "torch.None" end })
+M.None = require "torch.serialization.none"   -- the sentinel, in a file of its own
 
 local byte, sub, char, floor = string.byte, string.sub, string.char, math.floor
 local MAX_DIMS = 64
