@@ -25,13 +25,10 @@
       see with collectgarbage("step", kb): the bytes allocated since the last step plus ~512
       bytes of C++ bookkeeping per handle. A loop that drops its temporaries keeps a flat RSS.
       N is Lua's own pause rule (a cycle once the heap has doubled) applied to that bookkeeping:
-      as many handles as make the Lua heap's size in C++ bytes, at most 65536 (more would
-      outgrow the CPU's cache between two sweeps) and at least 8192. A step that size finishes
-      a cycle, and a cycle marks the whole heap, so a fixed N made every tensor pay more as the
-      heap grew (docs/PERFORMANCE.md, optimisation 15); and below ~8,000 handles (the 1-2 MB
-      heap of a script that loads only the library parts it uses) the cycles themselves were
-      most of what a small op costs over C++, while 8,192 dead handles (~4 MB of C++ memory)
-      still free from the cache (optimisation 34).
+      as many handles as make the Lua heap's size in C++ bytes, at most 65536 (more outgrow the
+      CPU's cache between two sweeps), at least 8192. A step that size finishes a cycle, which marks
+      the whole heap: a fixed N made every tensor pay more as the heap grew (docs/PERFORMANCE.md,
+      optimisation 15), and under 8,192 the cycles were most of a small op's cost over C++ (34).
     * device memory (any non-CPU device) is not the CPU allocator's, and a handle's size says
       little about it (a view, a `p.grad` read or a re-wrapped tensor owns no new memory). The
       rule: (1) an estimate, kept by the bindings without a call from Lua
