@@ -11,7 +11,8 @@
   nn.functional, nn.init, nn.utils and nn.parallel at their first read: a script keeps only the
   families it uses in its Lua heap, which every collector cycle marks (torch._lazy_namespace;
   docs/PERFORMANCE.md, optimisation 33). `families` below is the index, one entry per file with
-  the names it defines; spec/torch/lazy_namespace_spec.lua checks it against the files.
+  the names it defines; spec/torch/lazy_namespace_spec.lua checks it against the files. So
+  `pairs(nn)` walks the names read or loaded so far; the REPL's completion lists them all.
 ]]
 local module = require "torch.nn.module"
 local lazy = require "torch._lazy_namespace"
