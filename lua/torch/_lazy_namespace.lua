@@ -32,7 +32,7 @@ local M = {}
 
 local state_of = setmetatable({}, { __mode = "k" })   -- namespace table -> its index
 
--- Sets the names of part `module` that t does not hold yet; returns the part's table.
+-- Sets the names of part `module` that t does not hold yet.
 local function fill(t, st, module)
   local exports = require(module)
   for _, name in ipairs(st.names_of[module]) do
@@ -40,7 +40,6 @@ local function fill(t, st, module)
     if v == nil then error(("%s: %s does not define %s, which its index names"):format(st.name, module, name), 3) end
     if rawget(t, name) == nil then rawset(t, name, v) end
   end
-  return exports
 end
 
 function M.install(t, spec)

@@ -33,10 +33,10 @@ local LOOSE = { Sequential = true, Identity = true }   -- forward(input): input 
 
 --[[ The generated signature of a library class, or nil for a class that has none. A class is the
      library's when torch.nn's index gives it under its own name (a user's Module:extend("Linear")
-     is not, even when put in torch.nn as nn.Linear). Looked up and parsed at the class's first call with a keyword table: torch.nn
-     loads its families at first use, and the ~150 signatures parsed at load kept ~100 KB more of
-     Lua heap alive for every script, which each collector cycle marks (docs/PERFORMANCE.md,
-     optimisations 31 and 33). ]]
+     is not, even when put in torch.nn as nn.Linear). Looked up and parsed at the class's first
+     call with a keyword table: torch.nn loads its families at first use, and the ~150 signatures
+     parsed at load kept ~100 KB more of Lua heap alive for every script, which each collector
+     cycle marks (docs/PERFORMANCE.md, optimisations 31 and 33). ]]
 local function registered_signature(class)
   local sig = registered[class]
   if sig == nil then

@@ -77,10 +77,9 @@ local function namespaces()
   local nn, optim = rawget(torch, "nn") or package.loaded["torch.nn"], package.loaded["torch.optim"]
   -- a value's part is loaded, but maybe by another route than the namespace's own index
   local lazy = require "torch._lazy_namespace"
-  for _, t in ipairs({ nn or false, nn and rawget(nn, "functional") or false, optim or false }) do
-    if t then lazy.materialize(t) end
-  end
+  if optim then lazy.materialize(optim) end
   if nn then
+    lazy.materialize(lazy.materialize(nn).functional)   -- nn.functional loads here if it had not
     for _, k in ipairs({ "functional", "init" }) do
       if type(nn[k]) == "table" then list[#list + 1] = { "torch.nn." .. k .. ".", nn[k] } end
     end

@@ -80,8 +80,10 @@ local function find_name(v)
   for k, x in pairs(torch) do if x == v then return k, "torch." end end
   for k, x in pairs(require("torch._tensor").Tensor) do if x == v then return k, "Tensor." end end
   local F = package.loaded["torch.nn.functional"]
-  if F then require("torch._lazy_namespace").materialize(F) end   -- parts loaded by another route
-  if F then for k, x in pairs(F) do if x == v then return k, "torch.nn.functional." end end end
+  if F then
+    require("torch._lazy_namespace").materialize(F)   -- parts loaded by another route
+    for k, x in pairs(F) do if x == v then return k, "torch.nn.functional." end end
+  end
   return nil
 end
 
