@@ -464,11 +464,11 @@ end
      activations alive, a forward whose intermediates the containers release at once
      (torch.nn._release) never seemed to grow past it, and several steps' garbage (each step's
      output and loss) piled up: bench/peak_memory.lua's transformer 1.16x C++'s peak at 0.22
-     collections per step, 1.0x with this floor at one per step. Then a 4 KB collection step:
-     a step's output, loss and graph are freed only when a cycle ends; with little Lua garbage
-     of its own the MLP ran ~430 steps per cycle, and late batches of frees fragmented the
-     malloc heap (RSS +23–36 MiB); now ~100, ~4 µs a backward (docs/PERFORMANCE.md, 29). ]]
-local AFTER_BACKWARD_STEP_KB = 4
+     collections per step, 1.0x with this floor at one per step. Then a 1 KB collection step: a
+     step's output, loss and graph are freed only when a cycle ends; with little Lua garbage of
+     its own the MLP ran ~430 steps per cycle, and late batches of frees fragmented the malloc
+     heap (RSS +23–36 MiB); now ~105, ~11 µs a backward (docs/PERFORMANCE.md, 29 and 35). ]]
+local AFTER_BACKWARD_STEP_KB = 1
 function M.after_backward()
   live_after_backward_collect = tonumber(mem.live_bytes)
   device_after_backward_collect = tonumber(mem.device_bytes_made)
