@@ -414,6 +414,15 @@ int lt_cross_entropy(lt_tensor **out, const lt_tensor *logits, const lt_tensor *
                      int64_t ignore_index, double label_smoothing);
 int lt_mse_loss(lt_tensor **out, const lt_tensor *a, const lt_tensor *b, int reduction);
 
+/* ---- optimizers: a whole update in one call (lt_optim.cpp) ---- */
+/* Adam/AdamW's multi-tensor step over n parameters, as PyTorch's _multi_tensor_adam without
+ * capturable; max_exp_avg_sqs may be NULL unless amsgrad. */
+int lt_optim_adam_foreach(const lt_tensor *const *params, const lt_tensor *const *grads,
+                          const lt_tensor *const *exp_avgs, const lt_tensor *const *exp_avg_sqs,
+                          const lt_tensor *const *max_exp_avg_sqs, const lt_tensor *const *steps, int n, double lr,
+                          double beta1, double beta2, double eps, double weight_decay, int decoupled, int amsgrad,
+                          int maximize);
+
 /* ---- autograd ---- */
 int lt_tensor_requires_grad(const lt_tensor *t, int *out);
 int lt_tensor_set_requires_grad(lt_tensor *t, int requires_grad);

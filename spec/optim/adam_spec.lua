@@ -148,4 +148,25 @@ print(json.dumps(out))]]
     assert.equals(1e-2, optim.AdamW({ p }).param_groups[1].weight_decay)
     assert.equals(0, optim.Adam({ p }).param_groups[1].weight_decay)
   end)
+
+  it("a freed or mis-shaped state tensor fails the step at the user's line, with and without foreach", function()
+    local this = debug.getinfo(1, "S").short_src
+    for _, foreach in ipairs({ true, false }) do
+      local ps = H.fresh_params()
+      local opt = optim.AdamW(ps, { lr = 0.01, amsgrad = true, foreach = foreach })
+      H.steps(opt, ps, 1, 1)
+      for _, p in ipairs(ps) do p.grad = torch.ones_like(p) end
+      opt.state[ps[2]].max_exp_avg_sq:free()
+      local ok, e = pcall(function() opt:step() end)
+      assert.is_false(ok)
+      assert.matches("was freed", e)
+      if foreach then assert.matches(this, e, 1, true) end
+      opt.state[ps[2]].max_exp_avg_sq = torch.zeros_like(ps[2])
+      opt.state[ps[1]].exp_avg = torch.zeros(7)
+      ok, e = pcall(function() opt:step() end)
+      assert.is_false(ok)
+      assert.matches("size of tensor", e)
+      if foreach then assert.matches(this .. ":%d+: step: ", e) end
+    end
+  end)
 end)

@@ -165,7 +165,4 @@ function M.pick(list, idx)
   return out
 end
 
--- all(list, idx) -> list itself, where idx is every index (pick's stand-in for a single bucket).
-function M.all(list) return list end
-
 return M

@@ -16,12 +16,14 @@
   capturable), exp_avg, exp_avg_sq, and max_exp_avg_sq with amsgrad.
 ]]
 local torch = require "torch"
+local _C = require "torch._C"
 local base = require "torch.optim.optimizer"
 local U = require "torch.optim._util"
 
 local M = {}
 
 local is_tensor, item, scalar_t = torch.is_tensor, U.scalar, U.hp
+local C, check_status = _C.C, _C.check
 local table_new = require "table.new"
 
 --[[ adam(params, grads, states, n, o, decoupled): one step for n parameters; states[i] holds
@@ -56,6 +58,18 @@ M.capturable_devices = { "cuda", "xpu", "hpu", "privateuseone" }
 
 local LIBRARY = debug.getinfo(1, "S").source:gsub("optim/adam%.lua$", "")   -- "@<dir>/torch/"
 
+-- The error level of the user's opt:step() line, from a function of this file: the first frame
+-- outside lua/torch/ (counted from the caller of user_level's caller).
+local function user_level()
+  local level = 3
+  while true do
+    local info = debug.getinfo(level, "S")
+    if info == nil or (info.what ~= "C" and info.source:sub(1, #LIBRARY) ~= LIBRARY) then break end
+    level = level + 1
+  end
+  return level - 1
+end
+
 local function check_capturable(params, states, n, foreach)
   local list = { unpack(M.capturable_devices) }
   if not foreach then list[#list + 1] = "xla" end
@@ -66,14 +80,8 @@ local function check_capturable(params, states, n, foreach)
     if pt ~= st or not ok[pt] then
       local quoted = {}
       for j, d in ipairs(list) do quoted[j] = "'" .. d .. "'" end
-      local level = 2   -- blame the user's opt:step() line: the first frame outside lua/torch/
-      while true do
-        local info = debug.getinfo(level, "S")
-        if info == nil or (info.what ~= "C" and info.source:sub(1, #LIBRARY) ~= LIBRARY) then break end
-        level = level + 1
-      end
       error(("If capturable=True, params and state_steps must be on supported devices: [%s]."):format(
-        table.concat(quoted, ", ")), level)
+        table.concat(quoted, ", ")), user_level())
     end
   end
 end
@@ -193,22 +201,36 @@ function M.adam(params, grads, states, n, o, decoupled)
   end
 end
 
--- The same update with _foreach_* calls: one call per operation for all parameters, and for the
--- steps with per-parameter scalars one call per step count (PyTorch passes scalar lists there).
-function M.adam_foreach(params, grads, states, n, o, decoupled)
-  local lr, beta1, beta2, eps = o.lr, o.betas[1], o.betas[2], o.eps
-  local steps, exp_avgs, denom, temps = foreach_moments(params, grads, states, n, o, decoupled)
-  local counts = table_new(n, 0)
-  for i = 1, n do counts[i] = steps[i]:item() end
-  local buckets = U.buckets(counts, n)
-  local pick = #buckets > 1 and U.pick or U.all   -- one step count (the usual case): the lists as they are
-  for _, b in ipairs(buckets) do torch._foreach_div_(pick(denom, b.idx), (1 - beta2 ^ b.value) ^ 0.5) end
-  torch._foreach_add_(denom, eps)
-  for _, b in ipairs(buckets) do
-    local step_size = (lr / (1 - beta1 ^ b.value)) * -1
-    torch._foreach_addcdiv_(pick(params, b.idx), pick(exp_avgs, b.idx), pick(denom, b.idx), step_size)
+-- The same update with _foreach_* calls (PyTorch's _multi_tensor_adam), all in one C call:
+-- bindings/lt_optim.cpp makes them in this order, the steps' scalars per parameter:
+--   [neg], step += 1, weight decay, lerp_ m, mul_ v, addcmul_ v, [maximum_ v_max], sqrt,
+--   div_ by √(1 − β2^t), add_ ε, addcdiv_ θ by −γ / (1 − β1^t)
+local TensorArray = _C.TensorArray
+local function freed(what)
+  error(("step: %s was freed (x:free() or a finished torch.scope) and can no longer be used"):format(what),
+    user_level())
+end
+
+-- The handles of list[i][key] (of list[i] when key is nil), i = 1..n, as a C array.
+local function handles(list, n, key, what)
+  local a = TensorArray(n)
+  for i = 1, n do
+    local t = list[i]
+    if key ~= nil then t = t[key] end
+    local h = t.h
+    if h == nil then freed(what) end
+    a[i - 1] = h
   end
-  for _, list in ipairs(temps) do U.free(list, n) end
+  return a
+end
+
+function M.adam_foreach(params, grads, states, n, o, decoupled)
+  local status = C.lt_optim_adam_foreach(handles(params, n, nil, "a parameter"), handles(grads, n, nil, "a gradient"),
+    handles(states, n, "exp_avg", "a state tensor (exp_avg)"), handles(states, n, "exp_avg_sq", "a state tensor (exp_avg_sq)"),
+    o.amsgrad and handles(states, n, "max_exp_avg_sq", "a state tensor (max_exp_avg_sq)") or nil,
+    handles(states, n, "step", "a state tensor (step)"), n, o.lr, o.betas[1], o.betas[2], o.eps, o.weight_decay,
+    decoupled and 1 or 0, o.amsgrad and 1 or 0, o.maximize and 1 or 0)
+  if status ~= 0 then check_status(status, "step", user_level()) end
 end
 
 local function check(o, given)
