@@ -141,7 +141,7 @@ function M.free(list, n)
   end
 end
 
---[[ Splits 1..n by a per-parameter value (e.g. each Adam step count), keeping order:
+--[[ Splits 1..n by a per-parameter value (e.g. each Adagrad step count), keeping order:
      -> { {value = v, idx = {i, ...}}, ... }. Parameters of one group usually share one value. ]]
 function M.buckets(values, n)
   local out, by = {}, {}

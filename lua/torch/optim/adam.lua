@@ -7,8 +7,8 @@
 
   Options: lr = 1e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = 0 (AdamW: 1e-2),
   amsgrad = false, maximize = false, decoupled_weight_decay = false (true: Adam is AdamW; AdamW
-  always has true), foreach = true (multi-tensor libtorch calls, one set per group and step
-  count; false updates parameter by parameter — both give PyTorch's foreach=False results bit
+  always has true), foreach = true (multi-tensor libtorch calls, one set per group, made in one
+  C call; false updates parameter by parameter — both give PyTorch's foreach=False results bit
   for bit), capturable = false (true: PyTorch's capturable arithmetic, which reads no step count
   on the host, so a CUDA graph can capture the step; like PyTorch, it needs the parameters on a
   CUDA-like device and raises PyTorch's error on the CPU).
