@@ -92,6 +92,9 @@ describe("bench/run.lua smoke mode", function()
     if not has_cpp() then pending("build/bench_workloads_cpp not built (build/ltorch bench/run.lua builds it)") return end
     check("C++")
     check_epoch("C++")
+    -- libtorch's own C++ transformer module, the C++-only row
+    local api = raw["C++"].transformer_api_tokens_per_s
+    assert.is_true(type(api) == "number" and api > 0, "C++ transformer_api_tokens_per_s = " .. tostring(api))
   end)
 end)
 
