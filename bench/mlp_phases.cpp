@@ -1,13 +1,14 @@
-// bench/mlp_phases.cpp — plain libtorch's twin of bench/mlp_phases.lua: the same MLP step,
-// phase by phase (forward and loss, zero_grad, backward, optimizer step), with libtorch's C++
-// AdamW as bench/workloads.cpp. Build: cmake --build build --target bench_mlp_phases_cpp
-// Run: build/bench_mlp_phases_cpp [STEPS]
+// bench/mlp_phases.cpp — plain libtorch's twin of bench/mlp_phases.lua: the same MLP (or CNN)
+// step, phase by phase (forward and loss, zero_grad, backward, optimizer step), with libtorch's
+// C++ AdamW as bench/workloads.cpp. Build: cmake --build build --target bench_mlp_phases_cpp
+// Run: build/bench_mlp_phases_cpp [STEPS] [mlp|cnn]
 // Output: "PHASES cpp <fwd> <zero_grad> <bwd> <step> <total>", µs of process CPU time per step.
 #include <torch/torch.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <string>
 
 static double clock_s() {
   timespec ts;
@@ -16,12 +17,27 @@ static double clock_s() {
 }
 
 int main(int argc, char **argv) {
-  long steps = argc > 1 ? std::atol(argv[1]) : 2000, warm = 200;
+  std::string workload = argc > 2 ? argv[2] : "mlp";
+  if (workload != "mlp" && workload != "cnn") {
+    std::fprintf(stderr, "WORKLOAD: mlp or cnn, not %s\n", workload.c_str());
+    return 2;
+  }
+  const bool cnn = workload == "cnn";
+  long steps = argc > 1 ? std::atol(argv[1]) : (cnn ? 100 : 2000), warm = cnn ? 10 : 200;
   torch::manual_seed(0);
   namespace nn = torch::nn;
-  nn::Sequential model(nn::Linear(784, 256), nn::ReLU(), nn::Linear(256, 10));
+  nn::Sequential model;
+  torch::Tensor x, y;
+  if (cnn) {
+    model = nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 16, 3).padding(1)), nn::ReLU(), nn::MaxPool2d(2),
+                           nn::Conv2d(nn::Conv2dOptions(16, 32, 3).padding(1)), nn::ReLU(), nn::MaxPool2d(2),
+                           nn::Flatten(), nn::Linear(32 * 7 * 7, 10));
+    x = torch::randn({128, 1, 28, 28}), y = torch::randint(10, {128});
+  } else {
+    model = nn::Sequential(nn::Linear(784, 256), nn::ReLU(), nn::Linear(256, 10));
+    x = torch::randn({64, 784}), y = torch::randint(10, {64});
+  }
   torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(1e-3));
-  auto x = torch::randn({64, 784}), y = torch::randint(10, {64});
   double t[4] = {0, 0, 0, 0};
   // declared outside the loop, as the Python and Lua twins' `loss`: the previous step's loss and
   // what it holds are released by the assignment, inside the forward phase, not between steps

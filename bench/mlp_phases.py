@@ -1,6 +1,6 @@
-# bench/mlp_phases.py — PyTorch's twin of bench/mlp_phases.lua: the same MLP step, phase by
-# phase (forward and loss, zero_grad, backward, optimizer step), AdamW with foreach=True as
-# bench/workloads.py. Run: .venv/bin/python bench/mlp_phases.py [STEPS]
+# bench/mlp_phases.py — PyTorch's twin of bench/mlp_phases.lua: the same MLP (or CNN) step, phase
+# by phase (forward and loss, zero_grad, backward, optimizer step), AdamW with foreach=True as
+# bench/workloads.py. Run: .venv/bin/python bench/mlp_phases.py [STEPS] [mlp|cnn]
 # Output: "PHASES python <fwd> <zero_grad> <bwd> <step> <total>", µs of process CPU time per step.
 import sys
 import time
@@ -9,12 +9,21 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-steps = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
-warm = 200
+workload = sys.argv[2] if len(sys.argv) > 2 else "mlp"
+if workload not in ("mlp", "cnn"):
+    sys.exit("WORKLOAD: mlp or cnn, not " + workload)
+cnn = workload == "cnn"
+steps = int(sys.argv[1]) if len(sys.argv) > 1 else (100 if cnn else 2000)
+warm = 10 if cnn else 200
 torch.manual_seed(0)
-model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+if cnn:
+    model = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(16, 32, 3, padding=1),
+                          nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
+    x, y = torch.randn(128, 1, 28, 28), torch.randint(10, (128,))
+else:
+    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+    x, y = torch.randn(64, 784), torch.randint(10, (64,))
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
-x, y = torch.randn(64, 784), torch.randint(10, (64,))
 clock = time.process_time
 t = [0.0] * 4
 for i in range(warm + steps):

@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
-# bench/mlp_phases.sh — the MLP training step phase by phase, ltorch against PyTorch and plain
+# bench/mlp_phases.sh — the MLP (or CNN) training step phase by phase, ltorch against PyTorch and plain
 # C++ over the same libtorch (bench/mlp_phases.{lua,py,cpp}): REPS interleaved runs of each,
 # pinned to one CPU, with bench/run.lua's malloc thresholds for all three; prints the median of
 # each phase in µs of process CPU time per step, and ltorch's ratio to each. docs/PERFORMANCE.md,
 # "The MLP step phase by phase", has what it found.
-# Run: bash bench/mlp_phases.sh [REPS] [STEPS] [CPU]     (defaults 5, 2000, 1)
+# Run: bash bench/mlp_phases.sh [REPS] [STEPS] [CPU] [WORKLOAD]   (defaults 5, 2000 (cnn: 100), 1, mlp)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-reps=${1:-5}; steps=${2:-2000}; cpu=${3:-1}
+workload=${4:-mlp}
+case $workload in mlp) default_steps=2000 ;; cnn) default_steps=100 ;; *) echo "WORKLOAD: mlp or cnn, not $workload" >&2; exit 2 ;; esac
+reps=${1:-5}; steps=${2:-$default_steps}; cpu=${3:-1}
 [ -x build/bench_mlp_phases_cpp ] && [ build/bench_mlp_phases_cpp -nt bench/mlp_phases.cpp ] ||
   cmake --build build --target bench_mlp_phases_cpp >/dev/null
 export GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=268435456
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for _ in $(seq "$reps"); do
-  taskset -c "$cpu" build/ltorch bench/mlp_phases.lua "$steps" 2>/dev/null | grep '^PHASES' >>"$out"
-  taskset -c "$cpu" .venv/bin/python bench/mlp_phases.py "$steps" | grep '^PHASES' >>"$out"
-  taskset -c "$cpu" build/bench_mlp_phases_cpp "$steps" | grep '^PHASES' >>"$out"
+  taskset -c "$cpu" build/ltorch bench/mlp_phases.lua "$steps" "$workload" 2>/dev/null | grep '^PHASES' >>"$out"
+  taskset -c "$cpu" .venv/bin/python bench/mlp_phases.py "$steps" "$workload" | grep '^PHASES' >>"$out"
+  taskset -c "$cpu" build/bench_mlp_phases_cpp "$steps" "$workload" | grep '^PHASES' >>"$out"
 done
 awk -v reps="$reps" '
   function median(impl, col,   n, i, j, v, tmp) {
