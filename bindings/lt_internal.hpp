@@ -143,7 +143,8 @@ void *small_block_take(size_t bytes, uint32_t *size_class);
 void small_block_give(void *block, uint32_t size_class);
 
 /* Tensor blocks of kLargeBlockBytes and more (lt_large_blocks.cpp): mapped apart from the malloc
- * heap and cached for reuse by size class. large_block_take returns nullptr when mmap fails.
+ * heap in size classes and cached for reuse, the most recently freed fitting block first.
+ * large_block_take returns nullptr when mmap fails.
  * 32 KiB: a training step's activations and gradients of 32–128 KiB (a 64 x 256 float layer is
  * 64 KiB) taken from the malloc heap landed where glibc split and unlinked fragmented chunks,
  * out of the cache (docs/PERFORMANCE.md, optimisation 32). */

@@ -3,11 +3,12 @@
   malloc heap and kept for reuse when freed (bindings/lt_large_blocks.cpp).
 
   Checked: a freed block is kept (torch.memory_stats().cached_bytes) and the next tensor of the
-  same size takes it back, and so do tensors of nearby sizes (quarter-octave classes, or up to
-  two classes bigger); blocks above 32 MiB are not kept; torch.collect() gives every kept
-  block back; what is kept never
-  exceeds the 256 MiB cap, and a block freed over the cap evicts blocks of other sizes rather
-  than being dropped itself; small tensors never enter the cache; values are right in reused
+  same size takes it back, and so do tensors of nearby sizes (quarter-octave classes; a block up
+  to twice a tensor's class serves it); a tensor takes the most recently freed block that fits,
+  not the closest size (that block is the one still in the CPU's caches); blocks above 32 MiB
+  are not kept; torch.collect() gives every kept block back; what is kept never
+  exceeds the 256 MiB cap, and a block freed over the cap evicts the blocks freed longest ago
+  rather than being dropped itself; small tensors never enter the cache; values are right in reused
   blocks; and a loop that frees big tensors in collector batches, with small allocations in
   between, keeps a flat RSS and a small cache (a guard against blocks not being reused: the
   fragmentation this cache removes shows over longer runs — `build/ltorch bench/memory_trace.lua
@@ -19,6 +20,7 @@
 
   Run:  build/ltorch /usr/bin/busted spec/torch/large_blocks_spec.lua
 ]]
+local ffi = require "ffi"
 local torch = require "torch"
 local fresh = require "spec.support.fresh_process"
 
@@ -59,6 +61,19 @@ describe("large tensor blocks", function()
     local tiny = torch.empty(40 * 1024)    -- 160 KiB: too far below to take a 1 MiB block
     assert.are.equal(kept, cached())
     tiny:free()
+  end)
+
+  it_cached("gives a tensor the most recently freed block that fits, not the closest size", function()
+    local a, b = torch.empty(256 * 1024), torch.empty(384 * 1024)   -- 1 MiB, then 1.5 MiB
+    local b_data = tonumber(ffi.cast("uintptr_t", b:data_ptr()))
+    a:free()
+    b:free()   -- freed last
+    local t = torch.empty(200 * 1024)   -- 800 KiB: either block fits (at most twice its class)
+    assert.are.equal(b_data, tonumber(ffi.cast("uintptr_t", t:data_ptr())), "not the block freed last")
+    t:free()
+    local far = torch.empty(100 * 1024)   -- 400 KiB: both blocks are more than twice its class
+    assert.is_true(tonumber(ffi.cast("uintptr_t", far:data_ptr())) ~= b_data)
+    far:free()
   end)
 
   it_cached("torch.collect() gives every kept block back", function()
@@ -136,7 +151,7 @@ print(require("cjson").encode({ ok = ok, sum = sum, cached = cached }))
     again:free()
   end)
 
-  it_cached("keeps at most 256 MiB, evicting other sizes for a newly freed block", function()
+  it_cached("keeps at most 256 MiB, evicting the blocks freed longest ago for a newly freed one", function()
     local big = {}
     for i = 1, 70 do big[i] = torch.empty(MiB) end   -- 70 blocks of 4 MiB: 280 MiB
     for i = 1, 70 do big[i]:free() end
