@@ -13,22 +13,25 @@
  * training loop allocates the same sizes every step.
  *
  * Policy: new blocks are mapped in size classes (quarter octaves, plus a page for the header),
- * so that tensors of nearby sizes can share them. A request takes the most recently freed kept
- * block that is at least its class's size and at most twice that: the block whose pages were
+ * so that tensors of nearby sizes can share them. A request takes one of the two blocks freed
+ * last when it fits (at least its class's size, at most twice that): the block whose pages were
  * touched last, likely still in the CPU's caches, as glibc's heap hands back the chunk just
- * freed whatever the size asked for. Taking a block of its own class first, as this cache did
- * before, kept every class's blocks apart: a small CNN step touched 44 MB of kept blocks for
- * 21.7 MB of peak live bytes, and its backward ran 1.05-1.14x the C++ program's (and the C++
- * step's own, run inside ltorch's process); with the most recent fit, 37.7 MB and ~1.0x
- * (docs/PERFORMANCE.md, optimisation 37). A loop whose shapes vary from step to step
- * (variable-length batches) still finds blocks; with exact page-rounded sizes nearly every
- * request of such a loop would be a fresh mapping that faults in. The price is some peak RSS:
- * a block may serve a tensor half its size, and kept blocks no longer asked for wait until
- * evicted (optimisation 10 has the first measurements). Blocks above 32 MiB are not kept; at
- * most kCacheCapBytes is kept, and a block freed over the cap first evicts (unmaps) the blocks
- * freed longest ago, so a change of shapes (an eval pass, a new batch size) does not leave the
- * cache full of sizes nobody asks for. lt_large_blocks_release() unmaps every kept block
- * (torch.collect()).
+ * freed whatever the size asked for. Else it takes the smallest kept block of its class or of
+ * the next two. Taking by class alone, as this cache did before, kept every class's blocks
+ * apart: a small CNN step touched 44 MB of kept blocks for 21.7 MB of peak live bytes, and its
+ * backward ran 1.05-1.14x the C++ program's (and the C++ step's own, run inside ltorch's
+ * process); now 39.6 MB and ~1.0x, while the transformer workload keeps its 36.3 MB (any
+ * recently freed block, not just the last two, took it to 49.7 MB) — docs/PERFORMANCE.md,
+ * optimisation 37. A loop whose shapes vary from step to step (variable-length batches) still
+ * finds blocks; with exact page-rounded sizes nearly every request of such a loop would be a
+ * fresh mapping that faults in. The price is some peak RSS: a block may serve a tensor half its
+ * size, and kept blocks no longer asked for wait until evicted (optimisation 10 has the first
+ * measurements). Blocks above 32 MiB are not kept; at most kCacheCapBytes is kept, and a block
+ * freed over the cap first evicts (unmaps) the blocks freed longest ago, so a change of shapes
+ * (an eval pass, a new batch size) does not leave the cache full of sizes nobody asks for.
+ * lt_large_blocks_release() unmaps every kept block (torch.collect()). A request walks the kept
+ * blocks from the most recent until it meets one of its own class: a training step keeps a few
+ * dozen; 256 MiB of the smallest blocks would be ~7,000.
  * Off — every block from the malloc heap, as before — with LTORCH_MALLOC=glibc, and under
  * AddressSanitizer, which checks heap blocks, not mappings (lt::block_caches_enabled()).
  *
@@ -40,6 +43,7 @@
 #include <sys/mman.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <vector>
 
@@ -51,6 +55,10 @@ constexpr size_t kCacheCapBytes = size_t(256) * 1024 * 1024;
 // kept, a few dataset-sized blocks (the recipe's 172 MB float copy of Fashion-MNIST) raised the
 // epoch's peak RSS from 1,006 to 1,171 MiB and were never asked for again.
 constexpr size_t kMaxCachedBlockBytes = size_t(32) * 1024 * 1024;
+// How many of the blocks freed last a request may take across sizes (up to twice its own): 2
+// gave the small CNN's backward C++'s time (all of them: the same time, but the transformer then
+// kept 49.7 MB of blocks instead of 36.3; 1: half the gain) — docs/PERFORMANCE.md, 37.
+constexpr size_t kMostRecent = 2;
 
 struct KeptBlock {
   void *block;
@@ -91,16 +99,31 @@ void *large_block_take(size_t wanted, size_t *mapped) {
   {
     Cache &c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
-    // The most recently freed block of at least `wanted` bytes and at most twice as many.
-    for (size_t i = c.kept.size(); i-- > 0;) {
+    // One of the kMostRecent blocks freed last, when it fits (at least `wanted` bytes, at most
+    // twice as many): its pages are likely still in the CPU's caches. Else the smallest kept
+    // block of this class or the next two (the most recent of them), as little waste as can be.
+    const size_t next = large_block_mapped_size(wanted - kPageBytes + 1);
+    const size_t next2 = large_block_mapped_size(next - kPageBytes + 1);
+    size_t best = SIZE_MAX;
+    for (size_t i = c.kept.size(), seen = 0; i-- > 0; ++seen) {
       const size_t bytes = c.kept[i].bytes;
-      if (bytes >= wanted && bytes <= 2 * wanted) {
-        void *block = c.kept[i].block;
-        c.kept.erase(c.kept.begin() + static_cast<std::ptrdiff_t>(i));
-        c.cached_bytes -= bytes;
-        *mapped = bytes;
-        return block;
+      if (seen < kMostRecent && bytes >= wanted && bytes <= 2 * wanted) {
+        best = i;
+        break;
       }
+      if ((bytes == wanted || bytes == next || bytes == next2) && (best == SIZE_MAX || bytes < c.kept[best].bytes)) {
+        best = i;
+        if (bytes == wanted) break;   // its own class, the most recent: nothing fits better
+      }
+    }
+    if (best != SIZE_MAX) {
+      const size_t i = best;
+      const size_t bytes = c.kept[i].bytes;
+      void *block = c.kept[i].block;
+      c.kept.erase(c.kept.begin() + static_cast<std::ptrdiff_t>(i));
+      c.cached_bytes -= bytes;
+      *mapped = bytes;
+      return block;
     }
   }
   void *block = mmap(nullptr, wanted, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

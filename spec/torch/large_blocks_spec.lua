@@ -4,8 +4,9 @@
 
   Checked: a freed block is kept (torch.memory_stats().cached_bytes) and the next tensor of the
   same size takes it back, and so do tensors of nearby sizes (quarter-octave classes; a block up
-  to twice a tensor's class serves it); a tensor takes the most recently freed block that fits,
-  not the closest size (that block is the one still in the CPU's caches); blocks above 32 MiB
+  to twice a tensor's class serves it); a tensor takes a block just freed that fits rather than
+  the closest size (that block is the one still in the CPU's caches), and else the block of its
+  own size class; blocks above 32 MiB
   are not kept; torch.collect() gives every kept block back; what is kept never
   exceeds the 256 MiB cap, and a block freed over the cap evicts the blocks freed longest ago
   rather than being dropped itself; small tensors never enter the cache; values are right in reused
@@ -63,7 +64,7 @@ describe("large tensor blocks", function()
     tiny:free()
   end)
 
-  it_cached("gives a tensor the most recently freed block that fits, not the closest size", function()
+  it_cached("gives a tensor the block just freed when it fits, not the closest size", function()
     local a, b = torch.empty(256 * 1024), torch.empty(384 * 1024)   -- 1 MiB, then 1.5 MiB
     local b_data = tonumber(ffi.cast("uintptr_t", b:data_ptr()))
     a:free()
@@ -74,6 +75,16 @@ describe("large tensor blocks", function()
     local far = torch.empty(100 * 1024)   -- 400 KiB: both blocks are more than twice its class
     assert.is_true(tonumber(ffi.cast("uintptr_t", far:data_ptr())) ~= b_data)
     far:free()
+  end)
+
+  it_cached("gives a tensor its own size's block when no block just freed fits", function()
+    local a, b = torch.empty(256 * 1024), torch.empty(384 * 1024)   -- 1 MiB, 1.5 MiB
+    local c, d = torch.empty(16 * 1024), torch.empty(16 * 1024)     -- 64 KiB each
+    local a_data = tonumber(ffi.cast("uintptr_t", a:data_ptr()))
+    a:free(); b:free(); c:free(); d:free()   -- the two freed last are too small
+    local t = torch.empty(240 * 1024)   -- 960 KiB: a's class, though b is more recent
+    assert.are.equal(a_data, tonumber(ffi.cast("uintptr_t", t:data_ptr())), "not the block of its own size")
+    t:free()
   end)
 
   it_cached("torch.collect() gives every kept block back", function()
