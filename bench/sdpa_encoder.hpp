@@ -12,7 +12,7 @@
 #pragma once
 #include <torch/torch.h>
 
-#include <cmath>
+#include <string>
 #include <vector>
 
 struct SdpaEncoderLayerImpl : torch::nn::Module {

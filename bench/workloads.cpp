@@ -268,42 +268,31 @@ int main(int argc, char **argv) {
     result("cnn_warmup_s", warm_s, "s");
   } else if (mode == "transformer" || mode == "transformer_api") {
     long n = count(20, 2), layers = 2, bs = 8, seq = scale < 1 ? 16 : 128;
-    torch::Tensor x;
-    std::function<torch::Tensor()> forward;
-    SdpaEncoder sdpa_model{nullptr};
-    nn::TransformerEncoder api_model{nullptr};
-    std::vector<torch::Tensor> params;
+    double warm_s = 0;
+    // tokens/s of the step on `model` (either module type) with input x
+    auto tokens_per_s = [&](auto &model, const torch::Tensor &x) {
+      auto opt = adamw(model->parameters(), 1e-4);
+      auto step = [&] {
+        auto out = model->forward(x);
+        auto loss = (out * out).mean();
+        opt.zero_grad();
+        loss.backward();
+        opt.step();
+      };
+      return n * bs * seq / time_loop(n, step, &warm_s);
+    };
     if (mode == "transformer") {
       // The model PyTorch's Python and ltorch run (bench/sdpa_encoder.hpp), batch first as theirs.
-      sdpa_model = SdpaEncoder(layers, 256, 4, 512);
-      x = torch::randn({bs, seq, 256});
-      forward = [&] { return sdpa_model->forward(x); };
-      params = sdpa_model->parameters();
+      SdpaEncoder model(layers, 256, 4, 512);
+      result("transformer_tokens_per_s", tokens_per_s(model, torch::randn({bs, seq, 256})), "tokens/s");
+      result("transformer_warmup_s", warm_s, "s");
     } else {
       // libtorch's own C++ module: sequence first (S, N, E), attention by bmm + softmax with the
       // head-averaged weights computed (its encoder layer asks for them): other kernels, so
       // bench/run.lua gives it a row of its own.
-      api_model = nn::TransformerEncoder(nn::TransformerEncoderOptions(
+      nn::TransformerEncoder model(nn::TransformerEncoderOptions(
           nn::TransformerEncoderLayerOptions(256, 4).dim_feedforward(512).dropout(0.0), layers));
-      x = torch::randn({seq, bs, 256});
-      forward = [&] { return api_model->forward(x); };
-      params = api_model->parameters();
-    }
-    auto opt = adamw(params, 1e-4);
-    auto step = [&] {
-      auto out = forward();
-      auto loss = (out * out).mean();
-      opt.zero_grad();
-      loss.backward();
-      opt.step();
-    };
-    double warm_s = 0;
-    double rate = n * bs * seq / time_loop(n, step, &warm_s);
-    if (mode == "transformer") {
-      result("transformer_tokens_per_s", rate, "tokens/s");
-      result("transformer_warmup_s", warm_s, "s");
-    } else {
-      result("transformer_api_tokens_per_s", rate, "tokens/s");
+      result("transformer_api_tokens_per_s", tokens_per_s(model, torch::randn({seq, bs, 256})), "tokens/s");
     }
   } else if (mode != "epoch") {
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());

@@ -143,7 +143,8 @@ void *small_block_take(size_t bytes, uint32_t *size_class);
 void small_block_give(void *block, uint32_t size_class);
 
 /* Tensor blocks of kLargeBlockBytes and more (lt_large_blocks.cpp): mapped apart from the malloc
- * heap in size classes and cached for reuse, the most recently freed fitting block first.
+ * heap in size classes and cached for reuse: one of the two blocks freed last when it fits (up to
+ * twice the request), else the smallest of the request's class or the next two.
  * large_block_take returns nullptr when mmap fails.
  * 32 KiB: a training step's activations and gradients of 32–128 KiB (a 64 x 256 float layer is
  * 64 KiB) taken from the malloc heap landed where glibc split and unlinked fragmented chunks,
