@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# bench/mlp_phases.sh — the MLP (or CNN) training step phase by phase, ltorch against PyTorch and plain
-# C++ over the same libtorch (bench/mlp_phases.{lua,py,cpp}): REPS interleaved runs of each,
+# bench/mlp_phases.sh — the MLP (or CNN, or tiny) training step phase by phase, ltorch against
+# PyTorch and plain C++ over the same libtorch (bench/mlp_phases.{lua,py,cpp}): REPS interleaved runs of each,
 # pinned to one CPU, with bench/run.lua's malloc thresholds for all three; prints the median of
 # each phase in µs of process CPU time per step, and ltorch's ratio to each. docs/PERFORMANCE.md,
 # "The MLP step phase by phase", has what it found.
-# Run: bash bench/mlp_phases.sh [REPS] [STEPS] [CPU] [WORKLOAD]   (defaults 5, 2000 (cnn: 100), 1, mlp)
+# Run: bash bench/mlp_phases.sh [REPS] [STEPS] [CPU] [WORKLOAD]   (defaults 5, 2000 (cnn: 100; tiny:
+# 20000), 1, mlp)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 workload=${4:-mlp}
-case $workload in mlp) default_steps=2000 ;; cnn) default_steps=100 ;; *) echo "WORKLOAD: mlp or cnn, not $workload" >&2; exit 2 ;; esac
+case $workload in
+  mlp) default_steps=2000 ;;
+  cnn) default_steps=100 ;;
+  tiny) default_steps=20000 ;;
+  *) echo "WORKLOAD: mlp, cnn or tiny, not $workload" >&2; exit 2 ;;
+esac
 reps=${1:-5}; steps=${2:-$default_steps}; cpu=${3:-1}
 [ -x build/bench_mlp_phases_cpp ] && [ build/bench_mlp_phases_cpp -nt bench/mlp_phases.cpp ] ||
   cmake --build build --target bench_mlp_phases_cpp >/dev/null

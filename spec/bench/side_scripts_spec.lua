@@ -2,8 +2,10 @@
   spec/bench/side_scripts_spec.lua — the diagnostic benchmarks beside bench/run.lua (the ones
   docs/PERFORMANCE.md quotes figures from) still run and print what their headers promise, at
   tiny sizes: after_burst, dispatch_breakdown, first_steps, memory_trace, varying_shapes,
-  peak_memory, mlp_phases (MLP and CNN), large_results, foreach_calls, library_heap, and make_image_folder + data_pipeline. Only the output's shape and that figures are numbers are
-  checked (and that the slab is back to a small top after the burst); no timing is asserted.
+  peak_memory, mlp_phases (MLP, CNN, tiny, and its count mode), large_results, foreach_calls,
+  library_heap, and make_image_folder + data_pipeline. Only the output's shape and that figures
+  are numbers are checked (and that the slab is back to a small top after the burst); no timing
+  is asserted.
 
   Run:  build/ltorch /usr/bin/busted spec/bench/side_scripts_spec.lua   (~15 s)
 ]]
@@ -95,15 +97,24 @@ describe("bench side scripts at tiny sizes", function()
     assert.near(sum, tonumber(f[5]), 0.5, out)
   end)
 
-  it("mlp_phases.lua cnn times the CNN step's phases, and refuses another workload", function()
-    local out, ok = run("mlp_phases.lua 2 cnn")
-    assert.is_true(ok, out)
-    local f = { out:match("PHASES lua ([%d.]+) ([%d.]+) ([%d.]+) ([%d.]+) ([%d.]+)") }
-    assert.equal(5, #f, out)
-    assert.is_true(tonumber(f[1]) > 0 and tonumber(f[3]) > 0 and tonumber(f[4]) > 0, out)
+  it("mlp_phases.lua cnn and tiny time those steps' phases, and it refuses another workload", function()
+    for _, w in ipairs({ "cnn", "tiny" }) do
+      local out, ok = run("mlp_phases.lua 2 " .. w)
+      assert.is_true(ok, out)
+      local f = { out:match("PHASES lua ([%d.]+) ([%d.]+) ([%d.]+) ([%d.]+) ([%d.]+)") }
+      assert.equal(5, #f, out)
+      assert.is_true(tonumber(f[1]) > 0 and tonumber(f[3]) > 0 and tonumber(f[4]) > 0, out)
+    end
     local bad, bad_ok = run("mlp_phases.lua 2 resnet")
     assert.is_false(bad_ok, bad)
-    assert.matches("WORKLOAD: mlp or cnn, not resnet", bad, 1, true)
+    assert.matches("WORKLOAD: mlp, cnn or tiny, not resnet", bad, 1, true)
+  end)
+
+  it("mlp_phases.lua count runs the steps inside qsort's callback (bench/step_cost.sh) and times nothing", function()
+    local out, ok = run("mlp_phases.lua 3 tiny count")
+    assert.is_true(ok, out)
+    assert.matches("COUNTED lua tiny 3", out, 1, true)
+    assert.is_nil(out:match("PHASES"), out)
   end)
 
   it("large_results.lua times the three ways of dropping a large result", function()
