@@ -21,7 +21,11 @@ static double clock_s() {
 struct Step {
   torch::nn::Sequential model;
   torch::optim::AdamW *opt;
-  torch::Tensor x, y, loss;
+  torch::Tensor x, y;
+  // kept between steps, as the Python and Lua twins' `loss`: the previous step's loss and what it
+  // holds are released by the assignment, inside the forward phase, not between steps where no
+  // phase would count them
+  torch::Tensor loss;
   void run() {
     loss = torch::nn::functional::cross_entropy(model->forward(x), y);
     opt->zero_grad();

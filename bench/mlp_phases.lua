@@ -13,7 +13,8 @@
   Output: one line "PHASES lua <fwd> <zero_grad> <bwd> <step> <total>", µs of process CPU time
   per step (os.clock is process CPU time in LuaJIT, as CLOCK_PROCESS_CPUTIME_ID on the C++ side).
   With `count`: the warm-up steps, then STEPS untimed steps inside a callback of the C library's
-  qsort, so that callgrind's --toggle-collect=qsort counts those steps alone (bench/step_cost.sh);
+  qsort (bench/counted.lua), so that callgrind's --toggle-collect=qsort counts those steps alone
+  (bench/step_cost.sh);
   prints "COUNTED lua <workload> <steps>".
 ]]
 local torch = require "torch"
@@ -42,10 +43,6 @@ end
 local opt = optim.AdamW(model:parameters(), { lr = 1e-3 })
 
 if arg[3] == "count" then
-  local ffi = require "ffi"
-  pcall(ffi.cdef, [[
-void bench_mp_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) __asm__("qsort");
-]])
   local function run(k)
     for _ = 1, k do
       local loss = F.cross_entropy(model(x), y)
@@ -55,14 +52,7 @@ void bench_mp_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, 
     end
   end
   run(warm)
-  local counted = false
-  local cmp = ffi.cast("int (*)(const void *, const void *)", function()
-    if not counted then counted = true; run(steps) end
-    return 0
-  end)
-  ffi.C.bench_mp_qsort(ffi.new("int[2]"), 2, ffi.sizeof("int"), cmp)
-  cmp:free()
-  assert(counted)
+  require("bench.counted")(run, steps)
   print(("COUNTED lua %s %d"):format(workload, steps))
   return
 end

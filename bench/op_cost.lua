@@ -3,19 +3,15 @@
   misses per op, the same under any machine load (docs/PERFORMANCE.md, issue #39).
 
   The op runs WARM times first (compiled, slab and caches at their size), then N times inside a
-  callback that the C library's qsort calls once, so `--toggle-collect=qsort` counts only those
-  N calls: a function's inclusive count / N is its cost per op.
+  callback that the C library's qsort calls once (bench/counted.lua), so `--toggle-collect=qsort`
+  counts only those N calls: a function's inclusive count / N is its cost per op.
 
   Run:  bash bench/op_cost.sh OP [N]         (the callgrind command and the per-op table)
         build/ltorch bench/op_cost.lua OP N  (the loop alone, no valgrind)
   OP:   add | mul | matmul | index | add_free (add, each result freed at once: no deferred release)
 ]]
 local torch = require "torch"
-local ffi = require "ffi"
-
-pcall(ffi.cdef, [[
-void bench_oc_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) __asm__("qsort");
-]])
+local counted = require "bench.counted"
 
 local op, n = arg[1] or "add", tonumber(arg[2] or 20000)
 local WARM = 30000
@@ -35,13 +31,6 @@ local loop = loops[op]
 if not loop then error("op_cost: unknown OP '" .. tostring(op) .. "' (add, mul, matmul, index, add_free)") end
 
 loop(WARM)
-local counted = false
-local cmp = ffi.cast("int (*)(const void *, const void *)", function()
-  if not counted then counted = true; loop(n) end
-  return 0
-end)
-local two = ffi.new("int[2]")
-ffi.C.bench_oc_qsort(two, 2, ffi.sizeof("int"), cmp)
-cmp:free()
-assert(counted and r ~= nil)
+counted(loop, n)
+assert(r ~= nil)
 print(string.format("op_cost: %s, %d counted calls after %d warm ones", op, n, WARM))

@@ -89,5 +89,5 @@ for w in "${workloads[@]}"; do
   read -r cir cd1 cll cbm < <(per_step "$out/cpp.$w" "$n")
   printf '| %s | %s | %s | %s | %.3f | %s | %s | %.2f | %s | %s | %s | %s |\n' "$w" "$n" "$lir" "$cir" \
     "$(echo "$lir / $cir" | bc -l)" "$ld1" "$cd1" "$(echo "$ld1 / $cd1" | bc -l)" "$lll" "$cll" "$lbm" "$cbm"
-  [ "${PHASES:-0}" = 1 ] && phases "$w" "$n" "$lir" "$ld1" "$cir" "$cd1"
+  if [ "${PHASES:-0}" = 1 ]; then phases "$w" "$n" "$lir" "$ld1" "$cir" "$cd1"; fi
 done
