@@ -226,6 +226,7 @@ local rows = {
   { "dispatch", "mul_us", "mul, 10 elements (µs/op)", "time", "dispatch" },
   { "dispatch", "matmul8_us", "matmul 8×8 (µs/op)", "time", "dispatch" },
   { "dispatch", "index_us", "x[3] on 16×8 (µs/op)", "time", "dispatch" },
+  { "dispatch", "forward8_us", "8-8-4 Sequential forward, autograd on, output dropped (µs)", "time", "none" },
   { "startup", "startup_ms", "start-up: load library, exit: wall (ms)", "time", "startup" },
   { "startup", "startup_cpu_ms", "start-up: load library, exit: CPU user+sys (ms)", "time", "startup" },
   { "mlp", "mlp_steps_per_s", "MLP 784-256-10 AdamW b64 (steps/s)", "rate", "dispatch" },

@@ -3,7 +3,7 @@
 // Build (bench/run.lua does it when the binary is missing or older than this file), against the
 // same libtorch as ltorch, with zlib for the gzipped IDX files of the epoch mode:
 //   cmake --build build --target bench_workloads_cpp
-// Run:  build/bench_workloads_cpp MODE [SCALE] [OP]   (OP: dispatch's add, mul, matmul or index
+// Run:  build/bench_workloads_cpp MODE [SCALE] [OP]   (OP: dispatch's add, mul, matmul, index or forward8
 //       alone, as bench/op_cost.sh counts it under callgrind; MODE transformer_api: the
 //       transformer step on libtorch's own C++ nn::TransformerEncoder, a row of its own)
 // The epoch mode is recipes/train_classifier.lua's default config written as a C++ user would:
@@ -227,6 +227,12 @@ int main(int argc, char **argv) {
     if (wanted("mul")) result("mul_us", time_loop(n, [&] { r = a * b; }) / n * 1e6, "us/op");
     if (wanted("matmul")) result("matmul8_us", time_loop(n, [&] { r = m1.matmul(m2); }) / n * 1e6, "us/op");
     if (wanted("index")) result("index_us", time_loop(n, [&] { r = big[3]; }) / n * 1e6, "us/op");
+    if (wanted("forward8")) {
+      nn::Sequential tiny(nn::Linear(8, 8), nn::ReLU(), nn::Linear(8, 4));
+      auto x8 = torch::randn({2, 8});
+      long nf = count(40000, 100);
+      result("forward8_us", time_loop(nf, [&] { r = tiny->forward(x8); }) / nf * 1e6, "us/forward");
+    }
   } else if (mode == "mlp" || mode == "memory") {
     nn::Sequential model(nn::Linear(784, 256), nn::ReLU(), nn::Linear(256, 10));
     auto opt = adamw(model->parameters(), 1e-3);

@@ -13,7 +13,9 @@
 
   Workloads (bench/README section in docs/PERFORMANCE.md):
     dispatch     small-tensor ops in a loop, µs per op: add and mul of two 10-element float
-                 tensors, matmul of 8x8 matrices, x[3] (select) on a 16x8 tensor
+                 tensors, matmul of 8x8 matrices, x[3] (select) on a 16x8 tensor; and µs per
+                 forward of an 8-8-4 Sequential (Linear, ReLU, Linear) on a 2x8 batch with
+                 autograd on, its output dropped (each leaves a graph for the front end to free)
     mlp          784-256-10 MLP, ReLU, cross_entropy, AdamW (default foreach path), batch 64
                  (Fashion-MNIST shapes, fixed synthetic batch): training steps/s
     memory       the mlp step N times (10,000 at scale 1): peak RSS, and growth = the highest RSS
@@ -125,6 +127,9 @@ if mode == "dispatch" then
   result("mul_us", time_loop(n, function() r = a * b end) / n * 1e6, "us/op")
   result("matmul8_us", time_loop(n, function() r = m1:matmul(m2) end) / n * 1e6, "us/op")
   result("index_us", time_loop(n, function() r = big[3] end) / n * 1e6, "us/op")
+  local tiny, x8 = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 4)), torch.randn(2, 8)
+  local nf = count(40000, 100)
+  result("forward8_us", time_loop(nf, function() r = tiny(x8) end) / nf * 1e6, "us/forward")
   assert(r ~= nil)   -- the results were kept (r is the sink of the loops above)
 elseif mode == "mlp" then
   local n = count(2000, 3)

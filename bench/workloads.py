@@ -103,6 +103,12 @@ if mode == "dispatch":
     result("mul_us", time_loop(n, mul)[0] / n * 1e6, "us/op")
     result("matmul8_us", time_loop(n, mm)[0] / n * 1e6, "us/op")
     result("index_us", time_loop(n, idx)[0] / n * 1e6, "us/op")
+    tiny, x8 = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 4)), torch.randn(2, 8)
+    nf = count(40000, 100)
+
+    def fwd():
+        r = tiny(x8)
+    result("forward8_us", time_loop(nf, fwd)[0] / nf * 1e6, "us/forward")
 elif mode == "mlp":
     n = count(2000, 3)
     step = mlp_setup()

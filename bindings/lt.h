@@ -64,6 +64,10 @@ typedef struct lt_memory_stats {
   int64_t peak_bytes;
   int64_t allocations;
   int64_t device_bytes_made;
+  /* Results handed to Lua that carry an autograd node (requires_grad, not a leaf): a running
+   * total. Each holds a graph node and its saved tensors' bookkeeping, ~2 KB of C++ memory
+   * that neither live_bytes nor a handle count shows (lua/torch/_memory.lua weighs it). */
+  int64_t graph_results;
 } lt_memory_stats;
 
 /* Multi-dimensional index items, PyTorch's x[...] grammar. */

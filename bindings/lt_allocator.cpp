@@ -43,7 +43,7 @@
 
 namespace {
 
-lt_memory_stats g_memory = {0, 0, 0, 0};
+lt_memory_stats g_memory = {0, 0, 0, 0, 0};
 
 constexpr size_t kHeaderBytes = lt::kBlockHeaderBytes;
 
@@ -353,6 +353,13 @@ void note_device_result(const at::Tensor &t) noexcept {
     __atomic_fetch_or(&g_device_types_seen, uint64_t{1} << (static_cast<int>(t.device().type()) & 63),
                       __ATOMIC_RELAXED);
     __atomic_add_fetch(&g_memory.device_bytes_made, bytes, __ATOMIC_RELAXED);
+  } catch (...) {
+  }
+}
+
+void note_grad_result(const at::Tensor &t) noexcept {
+  try {
+    if (!t.is_leaf()) __atomic_add_fetch(&g_memory.graph_results, 1, __ATOMIC_RELAXED);
   } catch (...) {
   }
 }

@@ -55,10 +55,14 @@ void install_meta_kernels();
 /* Adds a non-CPU result's fresh storage to lt_memory()->device_bytes_made, once; a shared
    TensorImpl or a storage already counted in this window adds nothing (lt_allocator.cpp). */
 void note_device_result(const at::Tensor &t) noexcept;
+/* Counts a result that requires grad in lt_memory()->graph_results when it is no leaf, i.e.
+   carries an autograd node (lt_allocator.cpp). */
+void note_grad_result(const at::Tensor &t) noexcept;
 
 inline lt_tensor *wrap(at::Tensor t) {
   if (!t.defined()) return nullptr;
   if (!t.is_cpu()) note_device_result(t);
+  if (t.requires_grad()) note_grad_result(t);
   return new lt_tensor{std::move(t)};
 }
 

@@ -29,6 +29,13 @@
       CPU's cache between two sweeps), at least 8192. A step that size finishes a cycle, which marks
       the whole heap: a fixed N made every tensor pay more as the heap grew (docs/PERFORMANCE.md,
       optimisation 15), and under 8,192 the cycles were most of a small op's cost over C++ (34).
+      A result that carries an autograd node (the bindings count them, mem.graph_results, no
+      call) holds ~2 KB more that no counter shows: the node, its saved tensors' bookkeeping,
+      and the intermediates an owner released (nn.Sequential's) that the node still saves. Each
+      weighs GRAPH_COST in the step, and N / GRAPH_HANDLES of them since the last step or the
+      last finished cycle (which freed those dropped before it) trigger one: a forward with
+      autograd whose outputs are dropped had left ~3,000 graphs (19 MB) to each cycle, and freed
+      cold and in bulk they made it 2.6x C++'s forward (docs/PERFORMANCE.md, 38).
     * device memory (any non-CPU device) is not the CPU allocator's, and a handle's size says
       little about it (a view, a `p.grad` read or a re-wrapped tensor owns no new memory). The
       rule: (1) an estimate, kept by the bindings without a call from Lua
@@ -83,12 +90,16 @@ local STEP_HANDLES = 8192              -- the fewest new handles between two ste
 local STEP_HANDLES_MAX = 65536         -- the most (~32 MiB of bookkeeping, under STEP_BYTES)
 local STEP_BYTES = 64 * 1024 * 1024
 local HANDLE_COST = 512
+local GRAPH_COST = 2048                -- C++ bytes a graph result holds beyond its handle's
+local GRAPH_HANDLES = GRAPH_COST / HANDLE_COST
 local PENDING_RATIO = 1                -- dropped handles' C++ bytes per byte of Lua heap
 
 local handles_since_step = 0
 local step_handles = STEP_HANDLES      -- N of the header: set after each step
 local bytes_at_step = tonumber(mem.live_bytes)
 local next_byte_trigger = bytes_at_step + STEP_BYTES
+local graphs_at_step = tonumber(mem.graph_results)
+local next_graph_trigger = graphs_at_step + STEP_HANDLES / GRAPH_HANDLES
 -- GPU results: their bytes are not the CPU allocator's, so a running total of them made since
 -- the last step (mem.device_bytes_made) triggers and sizes steps the same way.
 local device_at_step = tonumber(mem.device_bytes_made)
@@ -183,6 +194,9 @@ local DEFER_MAX_BYTES = 16 * 1024 * 1024
 
 local function sweep_slots(later)
   slab.pending = false
+  -- a finished cycle freed the graphs dropped before it: count them anew
+  graphs_at_step = tonumber(mem.graph_results)
+  next_graph_trigger = graphs_at_step + step_handles / GRAPH_HANDLES
   if S.capacity > slab.live_capacity then slab.live_capacity = S.capacity end
   local live = slab.live
   for i = 1, S.top do
@@ -245,9 +259,11 @@ local function account(device_trigger)
     return
   end
   grown = grown + device_grown
+  local graphs = tonumber(mem.graph_results)
   if not stepping then
     stepping = true
-    local ok, err = pcall(collectgarbage, "step", (grown + handles_since_step * HANDLE_COST) / 1024)
+    local bookkeeping = handles_since_step * HANDLE_COST + (graphs - graphs_at_step) * GRAPH_COST
+    local ok, err = pcall(collectgarbage, "step", (grown + bookkeeping) / 1024)
     stepping = false
     if not ok then error(err, 0) end
   end
@@ -260,6 +276,8 @@ local function account(device_trigger)
   if polled then device_allocated_at_step = tonumber(C.lt_device_memory_poll()) end
   local n = math.floor(collectgarbage("count") * 1024 * PENDING_RATIO / HANDLE_COST)
   step_handles = math.min(math.max(n, STEP_HANDLES), STEP_HANDLES_MAX)
+  graphs_at_step = graphs
+  next_graph_trigger = graphs + step_handles / GRAPH_HANDLES
   if next(blob_owners) ~= nil then drain_blobs() end
 end
 
@@ -278,7 +296,8 @@ local function wrap(h)
   slab.live[slot] = t
   C.lt_slab_store(S, slot, h)
   handles_since_step = handles_since_step + 1
-  if handles_since_step >= step_handles or mem.live_bytes > next_byte_trigger then
+  if handles_since_step >= step_handles or mem.live_bytes > next_byte_trigger
+      or mem.graph_results > next_graph_trigger then
     account(false)
   elseif mem.device_bytes_made > next_device_trigger then
     account(true)
@@ -371,6 +390,7 @@ function M.stats()
     cached_bytes = tonumber(C.lt_large_blocks_cached()),          -- freed blocks of 32 KiB+ kept mapped
     cached_small_bytes = tonumber(C.lt_small_blocks_cached()),   -- freed blocks of <= 1 KiB this thread keeps
     device_bytes_made = tonumber(mem.device_bytes_made),   -- estimate of device memory made (a total)
+    graph_results = tonumber(mem.graph_results),   -- results made that carry an autograd node (a total)
     gc_cycles = slab.cycles or 0,   -- Lua GC cycles finished so far (the slab's sentinel)
     held_buffers = (function() local n = 0 for _ in pairs(blob_owners) do n = n + 1 end return n end)(),
   }

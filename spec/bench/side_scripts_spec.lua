@@ -3,9 +3,9 @@
   docs/PERFORMANCE.md quotes figures from) still run and print what their headers promise, at
   tiny sizes: after_burst, dispatch_breakdown, first_steps, memory_trace, varying_shapes,
   peak_memory, mlp_phases (MLP, CNN, tiny, and its count mode), large_results, foreach_calls,
-  library_heap, and make_image_folder + data_pipeline. Only the output's shape and that figures
-  are numbers are checked (and that the slab is back to a small top after the burst); no timing
-  is asserted.
+  library_heap, graph_garbage, and make_image_folder + data_pipeline. Only the output's shape
+  and that figures are numbers are checked (and that the slab is back to a small top after the
+  burst); no timing is asserted.
 
   Run:  build/ltorch /usr/bin/busted spec/bench/side_scripts_spec.lua   (~15 s)
 ]]
@@ -150,6 +150,24 @@ describe("bench side scripts at tiny sizes", function()
     local out, ok = run("library_heap.lua torchvision 10")
     assert.is_false(ok)
     assert.is_truthy(out:find("MODE must be 'torch', 'mlp' or 'all', got 'torchvision'", 1, true), out)
+  end)
+
+  it("graph_garbage.lua prints the bytes a result holds by graph size and the forward loop, dropped and freed", function()
+    local out, ok = run("graph_garbage.lua 3000")
+    assert.is_true(ok, out)
+    local plain = tonumber(out:match("bytes x %+ 1, no autograd: (%d+) per result"))
+    local three = tonumber(out:match("bytes model%(x%), three nodes: (%d+) per result"))
+    assert.is_truthy(plain and three, out)
+    assert.is_true(three > 2 * plain, "a three-node graph holds more than a plain result:\n" .. out)
+    for _, label in ipairs({ "dropped", "freed" }) do
+      local us, graphs = out:match("forward " .. label .. ": ([%d.]+) us, RSS growth [%d.]+ MiB, %d+ cycles, (%d+) graph results")
+      assert.is_truthy(us, out)
+      assert.is_true(tonumber(us) > 0, out)
+      assert.are.equal(9000, tonumber(graphs), out)   -- three per forward
+    end
+    out, ok = run("graph_garbage.lua 5")
+    assert.is_false(ok)
+    assert.is_truthy(out:find("N must be a number of at least 100, got 5", 1, true), out)
   end)
 
   it("peak_memory.lua prints peak and base live bytes and GC cycles per step, peak at least base", function()

@@ -40,7 +40,7 @@ describe("bench/run.lua smoke mode", function()
 
   teardown(function() os.remove(out); os.remove(out .. ".raw") end)
 
-  local metrics = { "add_us", "mul_us", "matmul8_us", "index_us", "startup_ms", "mlp_steps_per_s",
+  local metrics = { "add_us", "mul_us", "matmul8_us", "index_us", "forward8_us", "startup_ms", "mlp_steps_per_s",
     "cnn_steps_per_s", "transformer_tokens_per_s", "mlp_warmup_s", "cnn_warmup_s", "transformer_warmup_s", "mem_rss_after_warmup_kb", "mem_rss_end_kb",
     "mem_growth_kb", "mem_growth_mean_kb", "startup_cpu_ms", "peak_rss_kb@dispatch", "peak_rss_kb@mlp", "peak_rss_kb@memory",
     "epoch_wall_s", "epoch_cpu_s", "epoch_data_wall_s", "peak_rss_kb@epoch" }

@@ -12,7 +12,8 @@
   collected hold most of the limit, and the next allocation succeeds after the collection and
   retry, through the generic dispatcher, the unary, binary and matmul fast paths; a real
   out-of-memory (live tensors) still raises libtorch's message, naming the op. gc_cycles counts
-  finished collection cycles. Before backward, the forward's dropped intermediates are collected
+  finished collection cycles; graph_results counts the results that carry an autograd node, and
+  a forward loop with autograd that drops its outputs steps the collector by them. Before backward, the forward's dropped intermediates are collected
   so that autograd alone holds the activations and frees them as C++ does.
 
   Run:  bash scripts/test.sh spec/torch/memory_pressure_spec.lua
@@ -268,5 +269,57 @@ describe("a training loop with little Lua garbage of its own", function()
     local cycles = tonumber(out:match("cycles (%d+)"))
     assert.is_truthy(cycles, out)
     assert.is_true(cycles >= 5, ("%d collection cycles in 2,000 steps"):format(cycles))
+  end)
+end)
+
+describe("results that carry an autograd node", function()
+  local function graphs() return torch.memory_stats().graph_results end
+
+  it("are counted (graph_results), and nothing else is", function()
+    local w = torch.randn(3, { requires_grad = true })
+    local x = torch.randn(3)
+    local g = graphs()
+    local a = w * 2
+    assert.are.equal(g + 1, graphs())
+    local v = a:view(3, 1)                                  -- a view records a node too
+    assert.are.equal(g + 2, graphs())
+    local plain = x * 2                                     -- no grad
+    local leaf = torch.randn(3, { requires_grad = true })   -- a leaf has no node
+    local detached = a:detach()
+    local quiet = torch.no_grad(function() return w * 2 end)
+    local grad_read = w.grad                                -- nil: no backward yet
+    assert.are.equal(g + 2, graphs())
+    assert.is_nil(grad_read)
+    assert.are.equal(5, #{ v, plain, leaf, detached, quiet })
+  end)
+
+  it("step the collector: a forward loop that drops its outputs collects every few hundred", function()
+    -- each output keeps three nodes and the intermediates nn.Sequential released; counted as
+    -- handles alone (one per forward) they waited ~3,000 forwards for a cycle. Run in a process
+    -- of its own: a cycle's length follows the Lua heap, and this one's holds every spec so far.
+    local script = [[
+      local torch = require "torch"
+      local nn = torch.nn
+      local model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 4))
+      local x = torch.randn(2, 8)
+      for _ = 1, 200 do model(x) end
+      local before, graphs = torch.memory_stats().gc_cycles, torch.memory_stats().graph_results
+      for _ = 1, 3000 do model(x) end
+      print("cycles " .. (torch.memory_stats().gc_cycles - before)
+        .. " graphs " .. (torch.memory_stats().graph_results - graphs))
+    ]]
+    local path = os.tmpname()
+    local f = assert(io.open(path, "w"))
+    f:write(script)
+    f:close()
+    local bin = os.getenv("LTORCH_BIN") or (arg and arg[-1]) or "build/ltorch"
+    local p = assert(io.popen(("%s %s 2>&1"):format(bin, path)))
+    local out = p:read("*a")
+    p:close()
+    os.remove(path)
+    local cycles, made = tonumber(out:match("cycles (%d+)")), tonumber(out:match("graphs (%d+)"))
+    assert.is_truthy(cycles, out)
+    assert.are.equal(9000, made)   -- three per forward: Linear, ReLU, Linear
+    assert.is_true(cycles >= 3, ("%d collection cycles in 3,000 forwards"):format(cycles))
   end)
 end)
