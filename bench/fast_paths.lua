@@ -1,7 +1,8 @@
 --[[
   bench/fast_paths.lua — the per-op fast paths stay compiled and make no Lua garbage but their
   result: for each path (the dispatch workload's add, mul, matmul and x[3], the other indexing
-  forms, in-place and unary ops), a loop is run until LuaJIT has compiled it, then
+  forms, in-place and unary ops, F.linear, and a Linear-ReLU-Linear nn.Sequential under no_grad,
+  whose three results are its whole garbage), a loop is run until LuaJIT has compiled it, then
 
     traced   the loop has a root trace of its own, and a second run of it starts at most
              MAX_NEW_TRACES new traces and aborts at most MAX_ABORTS (side traces for a rare
@@ -35,8 +36,16 @@ local mask = big:gt(0)
 local row = torch.randn(8)
 local slice_key = { 1, { 2, 5 } }
 local r
+local F = torch.nn.functional
+local seq = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4))
+local function no_grad_seq(x)
+  torch.set_grad_enabled(false)
+  local y = seq(x)
+  torch.set_grad_enabled(true)
+  return y
+end
 
--- name, makes a new tensor, loop
+-- name, makes a new tensor, loop, tensors it makes (default 1)
 local paths = {
   { "a + b", true, function(n) for _ = 1, n do r = a + b end end },
   { "a * b", true, function(n) for _ = 1, n do r = a * b end end },
@@ -49,6 +58,8 @@ local paths = {
   { "x[3] = 1.5", false, function(n) for _ = 1, n do big[3] = 1.5 end end },
   { "x[3] = row", false, function(n) for _ = 1, n do big[3] = row end end },
   { "a:add_(b)", false, function(n) for _ = 1, n do a:add_(b) end end },
+  { "F.linear(x, w, b)", true, function(n) for _ = 1, n do r = F.linear(big, m, row) end end },
+  { "seq(x), no_grad", true, function(n) for _ = 1, n do r = no_grad_seq(big) end end, 3 },
 }
 
 -- Trace events while fn(n) runs: root traces started in loop_fn, traces started, aborts.
@@ -78,7 +89,7 @@ local function fail(name, why)
 end
 
 for _, p in ipairs(paths) do
-  local name, makes, loop = p[1], p[2], p[3]
+  local name, makes, loop, results = p[1], p[2], p[3], p[4] or 1
   local roots = watch(loop, loop, WARM)
   local _, started, aborts = watch(loop, loop, WARM)
   if roots < 1 then fail(name, "no root trace for its loop (not compiled)") end
@@ -92,7 +103,7 @@ for _, p in ipairs(paths) do
   loop(CALLS)
   local bytes = (collectgarbage("count") - before) * 1024 / CALLS
   collectgarbage("restart")
-  local limit = makes and MAX_BYTES_RESULT or MAX_BYTES_INPLACE
+  local limit = makes and MAX_BYTES_RESULT * results or MAX_BYTES_INPLACE
   if bytes > limit then fail(name, ("%.1f Lua bytes per call (at most %d)"):format(bytes, limit)) end
   print(("%-16s root traces %d, new traces when warm %d, aborts %d, Lua bytes/call %.1f")
     :format(name, roots, started, #aborts, bytes))

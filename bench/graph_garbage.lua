@@ -83,4 +83,5 @@ for _, k in ipairs(kinds) do
   local before = heap_used()
   for i = 11, KEPT + 10 do keep[i] = k[2]() end
   print(("bytes %s: %.0f per result"):format(k[1], (heap_used() - before) / KEPT))
+  assert(#keep == KEPT + 10)   -- kept alive until measured
 end

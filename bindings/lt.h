@@ -398,6 +398,8 @@ int lt_mm(lt_tensor **out, const lt_tensor *a, const lt_tensor *b);
 int lt_bmm(lt_tensor **out, const lt_tensor *a, const lt_tensor *b);
 int lt_addmm(lt_tensor **out, const lt_tensor *bias, const lt_tensor *a, const lt_tensor *b,
              double beta, double alpha);
+/* at::linear(input, weight, bias); bias NULL: none. */
+int lt_linear(lt_tensor **out, const lt_tensor *input, const lt_tensor *weight, const lt_tensor *bias);
 int lt_outer(lt_tensor **out, const lt_tensor *a, const lt_tensor *b);
 int lt_dot(lt_tensor **out, const lt_tensor *a, const lt_tensor *b);
 int lt_cat(lt_tensor **out, const lt_tensor *const *ts, int n, int64_t dim);

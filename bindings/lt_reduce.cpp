@@ -21,6 +21,7 @@
 #include <ATen/ops/cumsum.h>
 #include <ATen/ops/dot.h>
 #include <ATen/ops/gather.h>
+#include <ATen/ops/linear.h>
 #include <ATen/ops/index_select.h>
 #include <ATen/ops/logsumexp.h>
 #include <ATen/ops/masked_select.h>
@@ -200,6 +201,16 @@ int lt_addmm(lt_tensor **out, const lt_tensor *bias, const lt_tensor *a, const l
              double alpha) {
   LT_TRY_OP
   *out = lt::wrap(at::addmm(lt::get(bias), lt::get(a), lt::get(b), beta, alpha));
+  LT_CATCH
+}
+
+int lt_linear(lt_tensor **out, const lt_tensor *input, const lt_tensor *weight, const lt_tensor *bias) {
+  LT_TRY_OP
+  const at::Tensor &x = lt::get(input), &w = lt::get(weight);
+  c10::optional<at::Tensor> b;
+  if (bias != nullptr) b = lt::get(bias);
+  lt::PlainOp plain_op(lt::plain(x) && lt::plain(w) && (!b || lt::plain(*b)));
+  *out = lt::wrap(at::linear(x, w, b));
   LT_CATCH
 }
 

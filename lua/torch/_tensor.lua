@@ -131,6 +131,19 @@ local function no_dims(fname, dim, n)
 end
 
 function Tensor.size(self, dim)
+  if dim ~= nil then
+    -- one dim, the common x:size(-1): read from the buffer, no table (read_dims says why the
+    -- buffer is guarded); anything amiss takes the path below, which words the error
+    local buf, count = dims_buf, i64
+    local outer = reading_dims
+    if outer then buf, count = _C.Int64Array(64), _C.Int64Out() end
+    reading_dims = true
+    local n = C.lt_tensor_sizes(self.h, buf, 64, count) == 0 and tonumber(count[0]) or 0
+    local v = nil
+    if n > 0 and args.is_int(dim) and dim >= -n and dim < n then v = tonumber(buf[dim < 0 and dim + n or dim]) end
+    reading_dims = outer
+    if v ~= nil then return v end
+  end
   local s, n = sizes_of(self)
   if dim == nil then return M.new_size(s) end
   no_dims("size", dim, n)

@@ -6,7 +6,8 @@
   order / shapes (PyTorch loads ours with strict=True), repr; then loads the same weights into
   both, feeds the same input and compares the output and the gradients of the input, weight and
   bias. Cases: 2-D input, bias = false (positional and keyword), extra leading dims, an
-  unbatched 1-D input, built as float64, Identity. Also misuse errors.
+  unbatched 1-D input, built as float64, Identity. Also misuse errors, and F.linear's direct path
+  (lt_linear) against the generated op: results, dtypes, gradients and every error's wording.
 
   One pytorch.run computes every reference. Tolerance: float32 atol 1e-5 + rtol 1e-5 (dot
   products); float64 1e-12.
@@ -57,5 +58,47 @@ describe("nn.Linear", function()
         err(nn.Linear, 3, 2, { bais = false }))
       assert.matches("Linear: got multiple values for argument 'bias'", err(nn.Linear, 3, 2, false, { bias = true }))
     end)
+  end)
+end)
+
+describe("torch.nn.functional.linear's direct path (lt_linear)", function()
+  local F = nn.functional
+  local generic = require("torch._dispatch").function_for("linear", "torch.nn.functional.linear")
+  local x, w, b = torch.randn(2, 8), torch.randn(4, 8), torch.randn(4)
+
+  it("gives the generated op's results, dtypes and gradients", function()
+    local inputs = { { x, w, b }, { x, w }, { x[1], w, b }, { x:expand(3, 2, 8), w, b }, { x:double(), w:double() },
+      { x:long(), w:long(), b:long() } }
+    for i, a in ipairs(inputs) do
+      local fast, slow = F.linear(a[1], a[2], a[3]), generic(a[1], a[2], a[3])
+      assert.are.equal(slow.dtype, fast.dtype, "case " .. i)
+      assert.is_true(fast:equal(slow), "case " .. i)
+    end
+    local wg, bg = w:clone():requires_grad_(), b:clone():requires_grad_()
+    local y = F.linear(x, wg, bg)
+    assert.are.equal("AddmmBackward0", y.grad_fn:name())
+    y:sum():backward()
+    local gw, gb = wg.grad:clone(), bg.grad:clone()
+    wg.grad, bg.grad = nil, nil
+    generic(x, wg, bg):sum():backward()
+    assert.is_true(gw:equal(wg.grad) and gb:equal(bg.grad))
+    assert.is_false(torch.no_grad(function() return F.linear(x, wg, bg) end).requires_grad)
+  end)
+
+  it("words every error as the generated op does, and leaves keywords and extra arguments to it", function()
+    local freed = torch.randn(4)
+    freed:free()
+    local bad = {
+      { x, torch.randn(4, 7), b }, { x, w, torch.randn(5) }, { x, w:double(), b }, { x, torch.tensor(2.0) },
+      { x, w, freed }, { x, 3 }, { x, w, b, 5 },
+    }
+    for i, a in ipairs(bad) do
+      local fast, slow = err(F.linear, unpack(a, 1, table.maxn(a))), err(generic, unpack(a, 1, table.maxn(a)))
+      assert.is_truthy(fast, "case " .. i)
+      assert.are.equal(slow, fast, "case " .. i)
+    end
+    assert.matches("^torch.nn.functional.linear: mat1 and mat2 shapes cannot be multiplied %(2x8 and 7x4%)",
+      err(F.linear, x, torch.randn(4, 7)))
+    assert.is_true(F.linear(x, w, { bias = b }):equal(generic(x, w, b)))
   end)
 end)

@@ -358,6 +358,28 @@ describe("nn containers", function()
       "in module 1 (Sequential) of Sequential: in module 1 (Linear) of Sequential: Linear(3->2)", nil, true)
   end)
 
+  it("Sequential hands the first module exactly its arguments (none, one, several; nils kept)", function()
+    local Count = nn.Module:extend("Count")
+    function Count:forward(...)
+      local n = select("#", ...)
+      self.seen = n
+      return torch.tensor(n)
+    end
+    local first, second = Count(), Count()
+    local seq = nn.Sequential(first, second)
+    local out = seq()
+    assert.are.equal(0, first.seen)
+    assert.are.equal(1, second.seen)   -- each later module gets its predecessor's output alone
+    assert.are.equal(1, out:item())
+    seq(torch.ones(1))
+    assert.are.equal(1, first.seen)
+    seq(torch.ones(1), nil, torch.ones(1))
+    assert.are.equal(3, first.seen)
+    seq(nil, nil)
+    assert.are.equal(2, first.seen)
+    assert.are.equal(1, second.seen)
+  end)
+
   it("ModuleList: get, append, extend_with, len, list, and no forward", function()
     local l = nn.ModuleList({ nn.Linear(1, 1) })
     l:append(nn.Linear(1, 2)):extend_with({ nn.Linear(2, 3), nn.Linear(3, 4) })

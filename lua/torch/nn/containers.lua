@@ -75,16 +75,20 @@ end
 function Sequential:forward(...)
   local names, values = self._modules.names, self._modules.values
   if #names == 0 then return ... end
-  -- the arguments for release.intermediate_of, read once: no `...` in the loop below, so that
-  -- the loop compiles (one argument, the usual call, makes no table)
+  -- the arguments for release.intermediate_of and the first module, read once: no `...` in the
+  -- loop below, so that the loop compiles (a vararg there stopped every call's first iteration
+  -- from running compiled); one argument, the usual call, makes no table
   local nargs, a1 = select("#", ...), ...
-  local packed = nargs > 1 and pack(...) or nil
-  local x, first, producer_ok = nil, true, false
+  local packed = nargs ~= 1 and pack(...) or nil
+  -- x starts as the one argument, so that it holds a tensor on every iteration (a nil on the
+  -- first one made the loop's trace unstable) and every module is called the same way
+  local x, first, producer_ok = a1, true, false
   for _, name in ipairs(names) do
     local m = values[name]
     if m then
       local ok, out
-      if first then ok, out = pcall(m, ...) else ok, out = pcall(m, x) end
+      if nargs == 1 or not first then ok, out = pcall(m, x)
+      else ok, out = pcall(m, unpack(packed, 1, nargs)) end
       if not ok then
         error(("in module %s (%s) of Sequential: %s"):format(name, m._class.__name, tostring(out)), 2)
       end
