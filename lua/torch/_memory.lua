@@ -29,13 +29,11 @@
       CPU's cache between two sweeps), at least 8192. A step that size finishes a cycle, which marks
       the whole heap: a fixed N made every tensor pay more as the heap grew (docs/PERFORMANCE.md,
       optimisation 15), and under 8,192 the cycles were most of a small op's cost over C++ (34).
-      A result that carries an autograd node (the bindings count them, mem.graph_results, no
-      call) holds ~2 KB more that no counter shows: the node, its saved tensors' bookkeeping,
-      and the intermediates an owner released (nn.Sequential's) that the node still saves. Each
-      weighs GRAPH_COST in the step, and N / GRAPH_HANDLES of them since the last step or the
-      last finished cycle (which freed those dropped before it) trigger one: a forward with
-      autograd whose outputs are dropped had left ~3,000 graphs (19 MB) to each cycle, and freed
-      cold and in bulk they made it 2.6x C++'s forward (docs/PERFORMANCE.md, 38).
+      A result that carries an autograd node (mem.graph_results, counted by the bindings) holds
+      ~2 KB more that no counter shows: the node, its saved tensors' bookkeeping, and the
+      intermediates an owner released that the node still saves. Each weighs GRAPH_COST in the
+      step, and N / GRAPH_HANDLES of them since the last step or finished cycle (which freed
+      those dropped before it) trigger one (docs/PERFORMANCE.md, 38).
     * device memory (any non-CPU device) is not the CPU allocator's, and a handle's size says
       little about it (a view, a `p.grad` read or a re-wrapped tensor owns no new memory). The
       rule: (1) an estimate, kept by the bindings without a call from Lua
@@ -65,8 +63,8 @@
       a custom autograd Function runs in backward retry as above.
     * GC cycles: the sentinel counts finished cycles (torch.memory_stats().gc_cycles), which
       bench/ reports per training step.
-    * scopes: inside torch.scope(fn) every new handle is recorded, and released when fn returns,
-      except the tensors fn returns (directly or inside a returned table, one level deep).
+    * scopes: inside torch.scope(fn) (torch._scope) every new handle is recorded in its list,
+      and released when fn returns, except the tensors fn returns.
   x:free() releases a handle at once; the cdata stays, and any later use is a clear error.
 
   Foreign memory wrapped without a copy (torch.from_buffer over a cdata buffer) keeps its owner
@@ -74,11 +72,10 @@
   tensor using it is gone.
 
   Usage (internal):  local memory = require "torch._memory"; return memory.wrap(out[0])
-  Public:            torch.scope(fn, ...), x:free(), torch.memory_stats()
+  Public:            x:free(), torch.memory_stats() (torch.scope: torch._scope)
 ]]
 local ffi = require "ffi"
 local _C = require "torch._C"
-local pack = require("torch._args").pack
 local C, Ref = _C.C, _C.Ref
 
 local M = {}
@@ -322,53 +319,12 @@ function M.free(t)
   end
 end
 
-local function keep_returned(keep, v)
-  if ffi.istype(Ref, v) then
-    keep[v] = true
-  elseif type(v) == "table" then
-    for _, x in pairs(v) do
-      if ffi.istype(Ref, x) then keep[x] = true end
-    end
-  end
-end
-
---[[ torch.scope(fn, ...): runs fn(...) and releases every tensor created inside that fn does not
-     return. Errors propagate after the release. Nested scopes hand kept tensors to the parent. ]]
-function M.scope(fn, ...)
-  if type(fn) ~= "function" then
-    error(("bad argument #1 to 'scope' (function expected, got %s)"):format(type(fn)), 2)
-  end
-  local parent = active_scope
-  local list = {}
+-- Makes `list` the list that records each new handle (torch._scope's torch.scope; nil: none);
+-- returns the list it replaces.
+function M.swap_scope(list)
+  local previous = active_scope
   active_scope = list
-  local results = (pack(pcall(fn, ...)))   -- not { ... }: see torch._args.pack
-  active_scope = parent
-  local keep = {}
-  if results[1] then
-    for i = 2, table.maxn(results) do keep_returned(keep, results[i]) end
-  end
-  for i = 1, #list do
-    local t = list[i]
-    if keep[t] then
-      if parent then parent[#parent + 1] = t end
-    else
-      M.free(t)
-    end
-  end
-  if not results[1] then error(results[2], 0) end
-  return unpack(results, 2, table.maxn(results))
-end
-
---[[ unscoped(fn, ...): runs fn(...) outside any torch.scope, so the tensors it makes outlive the
-     scope (state that belongs to an object, e.g. an optimizer's moments made inside a
-     scope-wrapped training step). ]]
-function M.unscoped(fn, ...)
-  local saved = active_scope
-  active_scope = nil
-  local results = (pack(pcall(fn, ...)))   -- not { ... }: see torch._args.pack
-  active_scope = saved
-  if not results[1] then error(results[2], 0) end
-  return unpack(results, 2, table.maxn(results))
+  return previous
 end
 
 -- Registers the owner of foreign memory; returns the id to hand to lt_from_blob.
@@ -432,17 +388,16 @@ end
      so a small model's step, whose forward makes less than the heap, does not pay one every few
      steps), one full collection here hands the activations to autograd alone.
      When the owners of the intermediates already released them (nn.Sequential and
-     TransformerEncoder do: torch.nn._release), such a collection finds next to nothing (the CNN
-     workload's: 0 bytes; the transformer's: 1 MB of a 18 MB forward) and still marks the whole
-     Lua heap, ~1.5 ms with torch.nn and torch.optim loaded: 3-4 % of the CNN's step. So after a
-     collection that freed less than 1/16 of the forward's growth, the next ones are skipped while
-     the garbage they would have found (estimated as that collection's, per step; two such
-     collections in a row, as one may follow a cycle that had just swept it) stays under
-     1/16 of that growth, BACKWARD_MAX_SKIPS in a row at most (then one runs and measures again),
-     and only for a forward that grew at most twice as much as the measured one (another model
-     is measured anew; so is everything after torch.collect()). A forward that leaves its
-     intermediates to the collector frees far more: it is never skipped. Device memory counts by what the device allocators hold (lt_device_memory_poll);
-     a device without statistics is never skipped. ]]
+     TransformerEncoder do: torch.nn._release), such a collection finds next to nothing and still
+     marks the whole Lua heap (docs/PERFORMANCE.md, 21). So after a collection that freed less
+     than 1/16 of the forward's growth, the next ones are skipped while the garbage they would
+     have found (estimated as that collection's, per step; two such collections in a row, as one
+     may follow a cycle that had just swept it) stays under 1/16 of that growth,
+     BACKWARD_MAX_SKIPS in a row at most (then one runs and measures again), and only for a
+     forward that grew at most twice as much as the measured one (another model is measured
+     anew; so is everything after torch.collect()). A forward that leaves its intermediates to
+     the collector frees far more: it is never skipped. Device memory counts by what the device
+     allocators hold (lt_device_memory_poll); a device without statistics is never skipped. ]]
 local BACKWARD_MIN_BYTES = 1 * 1024 * 1024
 local BACKWARD_HEAP_RATIO = 1
 local BACKWARD_SKIP_FRACTION = 1 / 16
@@ -483,11 +438,10 @@ end
      grows from. Measured from the last collection instead, which ran with a whole forward's
      activations alive, a forward whose intermediates the containers release at once
      (torch.nn._release) never seemed to grow past it, and several steps' garbage (each step's
-     output and loss) piled up: bench/peak_memory.lua's transformer 1.16x C++'s peak at 0.22
-     collections per step, 1.0x with this floor at one per step. Then a 1 KB collection step: a
-     step's output, loss and graph are freed only when a cycle ends; with little Lua garbage of
-     its own the MLP ran ~430 steps per cycle, and late batches of frees fragmented the malloc
-     heap (RSS +23–36 MiB); now ~105, ~11 µs a backward (docs/PERFORMANCE.md, 29 and 35). ]]
+     output and loss) piled up. Then a 1 KB collection step: a step's output, loss and graph are
+     freed only when a cycle ends, and with little Lua garbage of its own a training loop ran
+     hundreds of steps per cycle, whose late batches of frees fragmented the malloc heap
+     (docs/PERFORMANCE.md, 29 and 35). ]]
 local AFTER_BACKWARD_STEP_KB = 1
 function M.after_backward()
   live_after_backward_collect = tonumber(mem.live_bytes)

@@ -90,7 +90,7 @@ torch.is_anomaly_enabled = autograd.is_anomaly_enabled
 torch.amp = require "torch.amp"
 merge(torch.amp.torch_functions)
 
-torch.scope = memory.scope
+torch.scope = require("torch._scope").scope
 torch.free = function(x) return T.Tensor.free(x) end
 torch.memory_stats = memory.stats
 torch.collect = memory.collect

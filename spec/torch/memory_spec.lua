@@ -1,5 +1,6 @@
 --[[
-  spec/torch/memory_spec.lua — how tensor memory lives and dies (lua/torch/_memory.lua).
+  spec/torch/memory_spec.lua — how tensor memory lives and dies (lua/torch/_memory.lua; torch.scope:
+  lua/torch/_scope.lua).
 
   Covers: torch.memory_stats() live_bytes rising by a tensor's bytes and falling after
   x:free(); use after free; the slab releasing collected tensors' handles (live_handles back to

@@ -25,16 +25,16 @@ local floor = math.floor
 
 --[[ Raises msg blaming the first caller outside lua/torch/nn/: the user's line that built or
      called the module, however many layer-internal (or tail-called) frames lie between, and
-     the torch.scope (lua/torch/_memory.lua, its pcall) a module's forward may run inside
+     the torch.scope (lua/torch/_scope.lua, its pcall) a module's forward may run inside
      (torch.nn._release). ]]
 local function inside(level)   -- level as M.fail counts it (this function's frame is one more)
   level = level + 1
   local info = debug.getinfo(level, "S")
   if info == nil then return false end
-  if info.source:find("torch/nn/[%w_]+%.lua$") or info.source:find("torch/_memory%.lua$") then return true end
+  if info.source:find("torch/nn/[%w_]+%.lua$") or info.source:find("torch/_scope%.lua$") then return true end
   if info.what ~= "C" then return false end
   local up = debug.getinfo(level + 1, "S")   -- torch.scope's pcall, not a caller's
-  return up ~= nil and up.source:find("torch/_memory%.lua$") ~= nil
+  return up ~= nil and up.source:find("torch/_scope%.lua$") ~= nil
 end
 function M.fail(msg)
   local level = 2

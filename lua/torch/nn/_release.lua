@@ -32,7 +32,7 @@
 ]]
 local ffi = require "ffi"
 local Ref = require("torch._C").Ref
-local memory = require "torch._memory"
+local scope = require("torch._scope").scope
 
 local M = {}
 local istype = ffi.istype
@@ -107,7 +107,7 @@ end
 -- fn(...) for module m, inside torch.scope when m keeps nothing: every tensor fn makes and does
 -- not return is released on return (only library code runs there, and none of it stores one).
 function M.privately(m, fn, ...)
-  if M.keeps_nothing(m) then return memory.scope(fn, ...) end
+  if M.keeps_nothing(m) then return scope(fn, ...) end
   return fn(...)
 end
 

@@ -10,7 +10,6 @@
 local torch = require "torch"
 local ffi = require "ffi"
 local _C = require "torch._C"
-local memory = require "torch._memory"
 
 local istype, Ref = ffi.istype, _C.Ref
 local table_new = require "table.new"
@@ -127,11 +126,11 @@ function M.check_adam_family(o)
 end
 
 ---------------------------------------------------------------- multi-tensor bookkeeping
---[[ State tensors are made outside any torch.scope (memory.unscoped): a training step wrapped in
-     torch.scope frees its temporaries, never the optimizer's state. ]]
-M.unscoped = memory.unscoped
-function M.zeros_like(p) return memory.unscoped(torch.zeros_like, p) end
-function M.clone(t) return memory.unscoped(t.clone, t) end
+--[[ State tensors are made outside any torch.scope (torch._scope.unscoped): a training step
+     wrapped in torch.scope frees its temporaries, never the optimizer's state. ]]
+M.unscoped = require("torch._scope").unscoped
+function M.zeros_like(p) return M.unscoped(torch.zeros_like, p) end
+function M.clone(t) return M.unscoped(t.clone, t) end
 
 -- Releases the handles of temporaries at once (the tensors they view are unaffected).
 function M.free(list, n)

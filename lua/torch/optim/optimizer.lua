@@ -20,7 +20,7 @@
 local torch = require "torch"
 local ffi = require "ffi"
 local _C = require "torch._C"
-local memory = require "torch._memory"
+local unscoped = require("torch._scope").unscoped
 local U = require "torch.optim._util"
 local P = require "torch._pysig"
 
@@ -237,7 +237,7 @@ function Optimizer:collect(group, stateless)
       if not stateless then
         local s = state[p]
         if s == nil then
-          s = memory.unscoped(self.init_state, self, p, group)
+          s = unscoped(self.init_state, self, p, group)
           state[p] = s
         end
         states[n] = s
@@ -345,7 +345,7 @@ function Optimizer:load_state_dict(sd)
     if p == nil then
       fail(self, ("loaded state dict has state for parameter %s, which no group lists"):format(tostring(k)), 2)
     end
-    state[p] = memory.unscoped(cast, p, v)
+    state[p] = unscoped(cast, p, v)
   end
   for gi, group in ipairs(self.param_groups) do
     local g = {}

@@ -17,7 +17,7 @@ local function e(sig, doc, args)
 end
 
 return {
-  -- memory (lua/torch/_memory.lua, lua/torch/init.lua, lua/torch/_tensor.lua)
+  -- memory (lua/torch/_memory.lua, lua/torch/_scope.lua, lua/torch/init.lua, lua/torch/_tensor.lua)
   ["torch.scope"] = e("torch.scope(fn, ...) -> fn's results",
     "Runs fn(...) and frees every tensor created inside it that fn does not return (a returned tensor, "
       .. "or one in a returned table, is kept and handed to the enclosing scope). Errors propagate "

@@ -22,6 +22,7 @@ local ffi = require "ffi"
 local _C = require "torch._C"
 local af = require "torch.autograd_function"
 local memory = require "torch._memory"
+local scope = require("torch._scope").scope
 local pack = require("torch._args").pack
 local guard = require "torch._guard"
 
@@ -85,7 +86,7 @@ function Checkpoint.forward(ctx, fn, preserve, _anchor, ...)
   ctx.args = args
   -- the scope frees fn's temporaries now rather than at the next collection
   local rest, n = pack(...)
-  return memory.scope(function() return fn(unpack(rest, 1, n)) end)
+  return scope(function() return fn(unpack(rest, 1, n)) end)
 end
 
 local function recompute_backward(ctx, ...)
@@ -131,7 +132,7 @@ end
 
 function Checkpoint.backward(ctx, ...)
   -- the scope frees the recomputed activations as soon as this segment is done
-  local result = memory.scope(recompute_backward, ctx, ...)
+  local result = scope(recompute_backward, ctx, ...)
   for i = 1, ctx.n_args do
     if istype(Ref, ctx.args[i]) then memory.free(ctx.args[i]) end
   end
