@@ -354,7 +354,7 @@ local function cnt(n, lo) return math.max(lo or 1, math.floor(n * opts.scale + 0
 local function warmup(n) return math.max(1, math.floor(n / 10), cnt(10)) end
 local function thousands(n) return tostring(n):reverse():gsub("(%d%d%d)", "%1,"):reverse():gsub("^,", "") end
 local about = {
-  dispatch = ("1 · op dispatch: %s iterations each of `a + b`, `a * b` (10-element float tensors), `m1:matmul(m2)` 8×8, `x[3]` on 16×8; µs per op, process CPU time"):format(thousands(cnt(200000, 100))),
+  dispatch = ("1 · op dispatch: %s iterations each of `a + b`, `a * b` (10-element float tensors), `m1:matmul(m2)` 8×8, `x[3]` on 16×8; µs per op, process CPU time; then %s forwards of an 8-8-4 `nn.Sequential` (Linear, ReLU, Linear) on a 2×8 batch, autograd on, each output dropped"):format(thousands(cnt(200000, 100)), thousands(cnt(40000, 100))),
   startup = "7 · start-up: a process that loads the library and exits (`ltorch -e 'require\"torch\"'`, `python3 -c 'import torch'`, a C++ `main` linked to libtorch); wall and the child's user+sys",
   mlp = ("2 · MLP step: 784-256-10, ReLU, cross-entropy, AdamW, a fixed synthetic batch of 64, %s steps after %s warm-up steps (timed apart); steps/s, %s"):format(thousands(cnt(2000, 3)), warmup(cnt(2000, 3)),
     on_gpu and "on the GPU, wall time between synchronizes" or "process CPU time"),
