@@ -297,29 +297,18 @@ describe("results that carry an autograd node", function()
     -- each output keeps three nodes and the intermediates nn.Sequential released; counted as
     -- handles alone (one per forward) they waited ~3,000 forwards for a cycle. Run in a process
     -- of its own: a cycle's length follows the Lua heap, and this one's holds every spec so far.
-    local script = [[
-      local torch = require "torch"
+    local r = require("spec.support.fresh_process").run([[
       local nn = torch.nn
       local model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 4))
       local x = torch.randn(2, 8)
       for _ = 1, 200 do model(x) end
       local before, graphs = torch.memory_stats().gc_cycles, torch.memory_stats().graph_results
       for _ = 1, 3000 do model(x) end
-      print("cycles " .. (torch.memory_stats().gc_cycles - before)
-        .. " graphs " .. (torch.memory_stats().graph_results - graphs))
-    ]]
-    local path = os.tmpname()
-    local f = assert(io.open(path, "w"))
-    f:write(script)
-    f:close()
-    local bin = os.getenv("LTORCH_BIN") or (arg and arg[-1]) or "build/ltorch"
-    local p = assert(io.popen(("%s %s 2>&1"):format(bin, path)))
-    local out = p:read("*a")
-    p:close()
-    os.remove(path)
-    local cycles, made = tonumber(out:match("cycles (%d+)")), tonumber(out:match("graphs (%d+)"))
-    assert.is_truthy(cycles, out)
-    assert.are.equal(9000, made)   -- three per forward: Linear, ReLU, Linear
+      print(require("cjson").encode({ cycles = torch.memory_stats().gc_cycles - before,
+        graphs = torch.memory_stats().graph_results - graphs }))
+    ]])
+    local cycles = r.cycles
+    assert.are.equal(9000, r.graphs)   -- three per forward: Linear, ReLU, Linear
     assert.is_true(cycles >= 3, ("%d collection cycles in 3,000 forwards"):format(cycles))
   end)
 end)
