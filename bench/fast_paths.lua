@@ -1,8 +1,9 @@
 --[[
   bench/fast_paths.lua — the per-op fast paths stay compiled and make no Lua garbage but their
   result: for each path (the dispatch workload's add, mul, matmul and x[3], the other indexing
-  forms, in-place and unary ops, F.linear, and a Linear-ReLU-Linear nn.Sequential under no_grad,
-  whose three results are its whole garbage), a loop is run until LuaJIT has compiled it, then
+  forms, in-place and unary ops, F.linear, and Linear, ReLU and Linear modules called in a row
+  under no_grad, whose three results are the whole garbage), a loop is run until LuaJIT has
+  compiled it, then
 
     traced   the loop has a root trace of its own, and a second run of it starts at most
              MAX_NEW_TRACES new traces and aborts at most MAX_ABORTS (side traces for a rare
@@ -37,10 +38,14 @@ local row = torch.randn(8)
 local slice_key = { 1, { 2, 5 } }
 local r
 local F = torch.nn.functional
-local seq = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4))
-local function no_grad_seq(x)
+-- Linear, ReLU, Linear called in a row, as a custom forward does: a dozen tail calls in one
+-- trace (the runtime's loop-unroll limit, runtime/state.c). nn.Sequential's own loop is not
+-- checked here: whether the caller's loop or Sequential's forms its trace first changes from
+-- run to run (docs/PERFORMANCE.md, optimisation 39).
+local l1, act, l2 = torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4)
+local function no_grad_chain(x)
   torch.set_grad_enabled(false)
-  local y = seq(x)
+  local y = l2(act(l1(x)))
   torch.set_grad_enabled(true)
   return y
 end
@@ -59,7 +64,7 @@ local paths = {
   { "x[3] = row", false, function(n) for _ = 1, n do big[3] = row end end },
   { "a:add_(b)", false, function(n) for _ = 1, n do a:add_(b) end end },
   { "F.linear(x, w, b)", true, function(n) for _ = 1, n do r = F.linear(big, m, row) end end },
-  { "seq(x), no_grad", true, function(n) for _ = 1, n do r = no_grad_seq(big) end end, 3 },
+  { "l2(act(l1(x))), no_grad", true, function(n) for _ = 1, n do r = no_grad_chain(big) end end, 3 },
 }
 
 -- Trace events while fn(n) runs: root traces started in loop_fn, traces started, aborts.

@@ -9,6 +9,7 @@
  *     LUA_PATH/LUA_CPATH (LuaJIT's -E mechanism);
  *   - all LuaJIT standard libraries (base, package, table, io, os, string, math,
  *     debug, bit, jit; ffi via require);
+ *   - the JIT's loop-unroll limit raised from LuaJIT's 15 to LOOP_UNROLL (tune_jit);
  *   - "<lua_dir>/?.lua;<lua_dir>/?/init.lua;" in front of package.path (paths.c);
  *   - the global _LTORCH = { lua_dir, exe, version, interrupt_pending, check_interrupt,
  *     watch_warnings (warnings.c), guard (guard.c) }.
@@ -52,6 +53,24 @@ static void set_ltorch_table(lua_State *L, const struct setup *s)
     lua_setglobal(L, "_LTORCH");
 }
 
+/* LuaJIT counts every tail call a trace records against its loop-unroll limit (a chain of tail
+ * calls could be a loop). A module call is a handful of them (Module's __call, forward, the op,
+ * the wrap of its result), so a loop over three small modules, l2(act(l1(x))), passed the default
+ * 15 and never compiled: the recorder aborted ("loop unroll limit reached") on every attempt and
+ * the loop ran between smaller traces (docs/PERFORMANCE.md, optimisation 42). 40 keeps the
+ * limit's purpose, a bound on how much of a short inner loop a trace copies. */
+#define LOOP_UNROLL "loopunroll=40"
+
+static void tune_jit(lua_State *L)
+{
+    lua_getglobal(L, "jit");
+    lua_getfield(L, -1, "opt");
+    lua_getfield(L, -1, "start");
+    lua_pushliteral(L, LOOP_UNROLL);
+    lua_call(L, 1, 0);
+    lua_pop(L, 2);
+}
+
 static int setup(lua_State *L)
 {
     const struct setup *s = lua_touserdata(L, 1);
@@ -62,6 +81,7 @@ static int setup(lua_State *L)
     lua_gc(L, LUA_GCSTOP, 0); /* no collections while the libraries load */
     luaL_openlibs(L);
     lua_gc(L, LUA_GCRESTART, -1);
+    tune_jit(L);
     if (s->lua_dir != NULL)
         ltorch_prepend_path(L, s->lua_dir);
     set_ltorch_table(L, s);

@@ -1,8 +1,8 @@
 --[[
   spec/bench/fast_paths_spec.lua — the per-op fast paths (the dispatch workload's add, mul,
-  matmul and x[3], the other indexing forms, a unary and an in-place op, F.linear, a small
-  nn.Sequential under no_grad) are compiled traces and make no Lua garbage but their result
-  tensors: bench/fast_paths.lua checks both in a fresh process, with bounds that hold on a
+  matmul and x[3], the other indexing forms, a unary and an in-place op, F.linear, three small
+  modules called in a row under no_grad) are compiled traces and make no Lua garbage but their
+  result tensors: bench/fast_paths.lua checks both in a fresh process, with bounds that hold on a
   loaded machine (nothing is timed). Also that the check fails where it should: with the JIT off
   every path is reported.
 
