@@ -95,8 +95,13 @@ local handles_since_step = 0
 local step_handles = STEP_HANDLES      -- N of the header: set after each step
 local bytes_at_step = tonumber(mem.live_bytes)
 local next_byte_trigger = bytes_at_step + STEP_BYTES
-local graphs_at_step = tonumber(mem.graph_results)
-local next_graph_trigger = graphs_at_step + STEP_HANDLES / GRAPH_HANDLES
+local graphs_at_step, next_graph_trigger
+-- Counts graph results anew from `graphs` (mem.graph_results at a step or a finished cycle).
+local function count_graphs_from(graphs)
+  graphs_at_step = graphs
+  next_graph_trigger = graphs + step_handles / GRAPH_HANDLES
+end
+count_graphs_from(tonumber(mem.graph_results))
 -- GPU results: their bytes are not the CPU allocator's, so a running total of them made since
 -- the last step (mem.device_bytes_made) triggers and sizes steps the same way.
 local device_at_step = tonumber(mem.device_bytes_made)
@@ -191,9 +196,7 @@ local DEFER_MAX_BYTES = 16 * 1024 * 1024
 
 local function sweep_slots(later)
   slab.pending = false
-  -- a finished cycle freed the graphs dropped before it: count them anew
-  graphs_at_step = tonumber(mem.graph_results)
-  next_graph_trigger = graphs_at_step + step_handles / GRAPH_HANDLES
+  count_graphs_from(tonumber(mem.graph_results))   -- the cycle freed the graphs dropped before it
   if S.capacity > slab.live_capacity then slab.live_capacity = S.capacity end
   local live = slab.live
   for i = 1, S.top do
@@ -273,8 +276,7 @@ local function account(device_trigger)
   if polled then device_allocated_at_step = tonumber(C.lt_device_memory_poll()) end
   local n = math.floor(collectgarbage("count") * 1024 * PENDING_RATIO / HANDLE_COST)
   step_handles = math.min(math.max(n, STEP_HANDLES), STEP_HANDLES_MAX)
-  graphs_at_step = graphs
-  next_graph_trigger = graphs + step_handles / GRAPH_HANDLES
+  count_graphs_from(graphs)
   if next(blob_owners) ~= nil then drain_blobs() end
 end
 

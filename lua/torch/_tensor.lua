@@ -78,12 +78,14 @@ end
 
 ---------------------------------------------------------------- metadata
 --[[ Reads a tensor's sizes or strides (read = C.lt_tensor_sizes or C.lt_tensor_strides) into a
-     Lua array. Filling the table allocates, an allocation can run a finalizer, and a finalizer
-     may read another tensor's sizes: a read that starts while another is under way uses its own
-     buffer instead of the shared one (else it would overwrite dims the outer read has not copied
-     yet, a silent wrong shape). ]]
+     Lua array, or with `dim` only that entry (no table: the common x:size(-1)), nil when dim is
+     not an integer in range; also returns the number of dims. Reading the buffer allocates in
+     the interpreter (and filling a table always does), an allocation can run a finalizer, and a
+     finalizer may read another tensor's sizes: a read that starts while another is under way
+     uses its own buffer instead of the shared one (else it would overwrite dims the outer read
+     has not copied yet, a silent wrong shape). ]]
 local reading_dims = false
-local function read_dims(read, self, what)
+local function read_dims(read, self, what, dim)
   local buf, count = dims_buf, i64
   local outer = reading_dims
   if outer then buf, count = _C.Int64Array(64), _C.Int64Out() end
@@ -94,8 +96,13 @@ local function read_dims(read, self, what)
     check(status, what, 3)
   end
   local n = tonumber(count[0])
-  local s = {}
-  for i = 1, n do s[i] = tonumber(buf[i - 1]) end
+  local s
+  if dim == nil then
+    s = {}
+    for i = 1, n do s[i] = tonumber(buf[i - 1]) end
+  elseif args.is_int(dim) and dim >= -n and dim < n then
+    s = tonumber(buf[dim < 0 and dim + n or dim])
+  end
   reading_dims = outer
   return s, n
 end
@@ -131,30 +138,18 @@ local function no_dims(fname, dim, n)
 end
 
 function Tensor.size(self, dim)
-  if dim ~= nil then
-    -- one dim, the common x:size(-1): read from the buffer, no table (read_dims says why the
-    -- buffer is guarded); anything amiss takes the path below, which words the error
-    local buf, count = dims_buf, i64
-    local outer = reading_dims
-    if outer then buf, count = _C.Int64Array(64), _C.Int64Out() end
-    reading_dims = true
-    local n = C.lt_tensor_sizes(self.h, buf, 64, count) == 0 and tonumber(count[0]) or 0
-    local v = nil
-    if n > 0 and args.is_int(dim) and dim >= -n and dim < n then v = tonumber(buf[dim < 0 and dim + n or dim]) end
-    reading_dims = outer
-    if v ~= nil then return v end
-  end
-  local s, n = sizes_of(self)
+  local s, n = read_dims(C.lt_tensor_sizes, self, "size", dim)
   if dim == nil then return M.new_size(s) end
+  if s ~= nil then return s end
   no_dims("size", dim, n)
-  return s[M.wrap_dim("size", dim, n, 2) + 1]
+  M.wrap_dim("size", dim, n, 2)   -- raises: dim is no integer in range
 end
 
 function Tensor.stride(self, dim)
-  local s, n = read_dims(C.lt_tensor_strides, self, "stride")
-  if dim == nil then return s end
+  local s, n = read_dims(C.lt_tensor_strides, self, "stride", dim)
+  if dim == nil or s ~= nil then return s end
   no_dims("stride", dim, n)
-  return s[M.wrap_dim("stride", dim, n, 2) + 1]
+  M.wrap_dim("stride", dim, n, 2)   -- raises: dim is no integer in range
 end
 
 function Tensor.dim(self, extra) if extra ~= nil then args.no_arguments("dim", extra) end return dim_of(self) end
